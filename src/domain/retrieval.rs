@@ -1,0 +1,135 @@
+//! Finding the stored lesson that fits a new question, and deciding whether it fits
+//! well enough to be attached.
+//!
+//! Every retriever answers the same way: the best candidate with its score, whether it
+//! passed the gate, and why. The page shows the reason; the harness counts it.
+
+pub mod hybrid;
+pub mod levenshtein_retriever;
+pub mod semantic;
+
+use crate::domain::memory_key::MemoryKey;
+use crate::domain::record::{MemoryRecord, RecordId};
+
+pub use hybrid::HybridRetriever;
+pub use levenshtein_retriever::{LevenshteinRetriever, NormalisedLevenshteinRetriever};
+pub use semantic::{SemanticRetriever, cosine};
+
+/// A new question as retrieval sees it.
+#[derive(Clone, Debug)]
+pub struct Query<'a> {
+    pub question: &'a str,
+    pub key: MemoryKey,
+    /// The question's embedding, when an embedder is available.
+    pub embedding: Option<&'a [f32]>,
+}
+
+impl<'a> Query<'a> {
+    pub fn new(question: &'a str) -> Self {
+        Query {
+            question,
+            key: MemoryKey::of_question(question),
+            embedding: None,
+        }
+    }
+
+    pub fn with_embedding(mut self, embedding: &'a [f32]) -> Self {
+        self.embedding = Some(embedding);
+        self
+    }
+}
+
+/// How close a candidate is, in the retriever's own measure.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Score {
+    /// Edit distance between masked keys (smaller is closer).
+    Distance(usize),
+    /// Edit distance divided by the longer key's length (smaller is closer).
+    NormalisedDistance(f32),
+    /// Cosine similarity of embeddings (larger is closer).
+    Cosine(f32),
+}
+
+impl std::fmt::Display for Score {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Score::Distance(d) => write!(f, "edit distance {d}"),
+            Score::NormalisedDistance(d) => write!(f, "normalised edit distance {d:.2}"),
+            Score::Cosine(c) => write!(f, "cosine {c:.3}"),
+        }
+    }
+}
+
+/// The nearest candidate and its score.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scored {
+    pub record: RecordId,
+    pub score: Score,
+}
+
+/// The outcome of one lookup.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lookup {
+    pub best: Option<Scored>,
+    pub passed: bool,
+    pub reason: String,
+}
+
+impl Lookup {
+    pub fn empty() -> Self {
+        Lookup {
+            best: None,
+            passed: false,
+            reason: "no lessons stored yet".into(),
+        }
+    }
+
+    /// The record to attach, if the best candidate passed the gate.
+    pub fn applied(&self) -> Option<&Scored> {
+        self.best.as_ref().filter(|_| self.passed)
+    }
+}
+
+/// A way to find the lesson for a question among current records.
+pub trait Retriever {
+    fn name(&self) -> &'static str;
+    fn lookup(&self, query: &Query<'_>, candidates: &[&MemoryRecord]) -> Lookup;
+}
+
+/// Picks the candidate with the smallest `distance`; the earliest wins on ties, as in
+/// the paper's implementation.
+pub(crate) fn nearest<'r, T: PartialOrd + Copy>(
+    candidates: &[&'r MemoryRecord],
+    mut distance: impl FnMut(&MemoryRecord) -> Option<T>,
+) -> Option<(&'r MemoryRecord, T)> {
+    let mut best: Option<(&MemoryRecord, T)> = None;
+    for &record in candidates {
+        let Some(d) = distance(record) else { continue };
+        if best.is_none_or(|(_, b)| d < b) {
+            best = Some((record, d));
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+pub(crate) mod test_records {
+    use crate::domain::memory::{FeedbackMemory, Lesson};
+    use crate::domain::record::{MemoryRecord, RecordId, RecordKind, Source, Timestamp};
+
+    /// Current records for `(question, clarification)` pairs, in order.
+    pub fn records(pairs: &[(&str, &str)]) -> Vec<MemoryRecord> {
+        let mut memory = FeedbackMemory::default();
+        for (i, (question, clarification)) in pairs.iter().enumerate() {
+            let lesson = Lesson {
+                question: question.to_string(),
+                clarification: clarification.to_string(),
+                kind: RecordKind::Clarification,
+                source: Source::UserStated,
+            };
+            let written = memory.plan_write(lesson, RecordId(format!("r{i}")), Timestamp(i as i64));
+            memory.apply(&written);
+        }
+        memory.current().cloned().collect()
+    }
+}

@@ -1,0 +1,223 @@
+// Deterministic OpenAI-compatible stand-in for an LLM, so the e2e tests can check the learning loop byte for byte.
+//
+// Node stdlib only. Its reply depends only on the query in the prompt:
+//   completion mode: the text between the last two "\n\n###\n\n/" separators of `prompt`;
+//   chat mode: the content of the last user message.
+// Rules on the query (the word is the one in `< word >`):
+//   "| clarification:" mentioning synonym / antonym / homonym / defin → that relation;
+//   else "synonym" → synonym; "opposite" / "unlike" / "antonym" → antonym;
+//   "like" / "homonym" → homonym (the deliberate misreading of "what is like < w > ?");
+//   otherwise → definition.
+// Specials: "__slow__" waits 30 s, "__badjson__" answers 200 with a non-JSON body,
+// "__500__" answers HTTP 500.
+// Test hooks: GET /__requests → JSON list of the received /v1/*completions request bodies;
+// POST /__reset clears it.
+//
+// Run standalone: node tests/e2e/fake-llm-server.mjs [--port N] [--host H]
+import http from 'node:http';
+import { pathToFileURL } from 'node:url';
+
+export const SEPARATOR = '\n\n###\n\n/';
+
+const SYNONYMS = { fast: 'quick', happy: 'glad', big: 'large', small: 'little', sad: 'unhappy' };
+const ANTONYMS = { fast: 'slow', happy: 'sad', big: 'small', small: 'big', sad: 'happy' };
+const HOMONYMS = { fast: 'fasst', happy: 'happie', big: 'bigg', right: 'write', sea: 'see' };
+
+/** The query the app asked, as the fake reads it from a completion prompt. */
+export function queryFromPrompt(prompt) {
+  const text = String(prompt ?? '');
+  const last = text.lastIndexOf(SEPARATOR);
+  if (last < 0) return text;
+  const before = text.lastIndexOf(SEPARATOR, last - 1);
+  return before < 0 ? text.slice(0, last) : text.slice(before + SEPARATOR.length, last);
+}
+
+/** The query from chat messages: the last user message's content. */
+export function queryFromMessages(messages) {
+  if (!Array.isArray(messages)) return '';
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i] && messages[i].role === 'user') return String(messages[i].content ?? '');
+  }
+  return '';
+}
+
+function relationFor(query) {
+  const lower = query.toLowerCase();
+  const idx = lower.indexOf('| clarification:');
+  if (idx >= 0) {
+    const clar = lower.slice(idx);
+    if (clar.includes('synonym')) return 'synonym';
+    if (clar.includes('antonym') || clar.includes('opposite')) return 'antonym';
+    if (clar.includes('homonym') || clar.includes('sounds like')) return 'homonym';
+    if (clar.includes('defin')) return 'definition';
+  }
+  const question = idx >= 0 ? lower.slice(0, idx) : lower;
+  if (question.includes('synonym')) return 'synonym';
+  if (question.includes('opposite') || question.includes('unlike') || question.includes('antonym')) return 'antonym';
+  if (question.includes('like') || question.includes('homonym')) return 'homonym';
+  return 'definition';
+}
+
+/** The full "generation" for a query, before stop sequences are applied. */
+export function generate(query) {
+  const m = /<\s*([^<>]*?)\s*>/.exec(query);
+  const word = m && m[1] ? m[1] : 'it';
+  const key = word.toLowerCase();
+  let text;
+  switch (relationFor(query)) {
+    case 'synonym':
+      text = ` the synonym for ${word} is ${SYNONYMS[key] ?? `${word}-ish`}`;
+      break;
+    case 'antonym':
+      text = ` the antonym for ${word} is ${ANTONYMS[key] ?? `un${word}`}`;
+      break;
+    case 'homonym':
+      text = ` the homonym for ${word} is ${HOMONYMS[key] ?? `${word}-homonym`}`;
+      break;
+    default:
+      text = ` the definition of ${word} is something`;
+  }
+  // Like a real model, it runs on past its reply unless a stop sequence cuts it.
+  return `${text} END${SEPARATOR}what is the next question?`;
+}
+
+/** Truncates at the first occurrence of any stop string, as OpenAI-style servers do. */
+export function applyStop(text, stop) {
+  const stops = stop == null ? [] : Array.isArray(stop) ? stop : [stop];
+  let cut = text.length;
+  for (const s of stops) {
+    if (typeof s !== 'string' || s === '') continue;
+    const i = text.indexOf(s);
+    if (i >= 0 && i < cut) cut = i;
+  }
+  return text.slice(0, cut);
+}
+
+const CORS = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Allow-Headers': 'content-type, authorization',
+  'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
+  'Access-Control-Max-Age': '600',
+};
+
+function send(res, status, body, type = 'application/json') {
+  const data = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, { ...CORS, 'Content-Type': type, 'Content-Length': Buffer.byteLength(data) });
+  res.end(data);
+}
+
+function usage(promptText, completion) {
+  const p = Math.ceil(promptText.length / 4);
+  const c = Math.ceil(completion.length / 4);
+  return { prompt_tokens: p, completion_tokens: c, total_tokens: p + c };
+}
+
+/**
+ * Starts the fake on host:port (port 0 = a free port). Resolves to
+ * { server, port, url, baseUrl, requests, close() }; baseUrl ends in /v1.
+ */
+export function startFakeLlm({ host = '127.0.0.1', port = 0, slowMs = 30_000, log = false } = {}) {
+  const requests = [];
+  const timers = new Set();
+  let counter = 0;
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const path = (req.url || '/').split('?')[0];
+      if (log) console.error(`[fake-llm] ${req.method} ${path} ${raw.length}B`);
+      if (req.method === 'OPTIONS') {
+        res.writeHead(204, CORS);
+        return res.end();
+      }
+      if (req.method === 'GET' && path === '/__requests') return send(res, 200, requests);
+      if (req.method === 'POST' && path === '/__reset') {
+        requests.length = 0;
+        return send(res, 200, { ok: true });
+      }
+      if (req.method === 'GET' && (path === '/health' || path === '/v1/health')) {
+        return send(res, 200, { status: 'ok' });
+      }
+      if (req.method === 'GET' && path === '/v1/models') {
+        return send(res, 200, {
+          object: 'list',
+          data: [{ id: 'fake-model', object: 'model', created: 0, owned_by: 'remind-tests' }],
+        });
+      }
+      const isCompletion = req.method === 'POST' && path === '/v1/completions';
+      const isChat = req.method === 'POST' && path === '/v1/chat/completions';
+      if (!isCompletion && !isChat) return send(res, 404, { error: { message: `no route ${req.method} ${path}` } });
+
+      let body;
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        return send(res, 400, { error: { message: 'request body is not JSON' } });
+      }
+      requests.push(body);
+      const query = isCompletion ? queryFromPrompt(body.prompt) : queryFromMessages(body.messages);
+      const promptText = isCompletion ? String(body.prompt ?? '') : JSON.stringify(body.messages ?? []);
+      const reply = () => {
+        if (query.includes('__500__')) return send(res, 500, { error: { message: 'fake internal error' } });
+        if (query.includes('__badjson__')) return send(res, 200, 'this is <not> json {', 'text/plain');
+        const text = applyStop(generate(query), body.stop);
+        const id = `fake-${++counter}`;
+        const created = 1_700_000_000 + counter;
+        const model = body.model || 'fake-model';
+        if (isCompletion) {
+          return send(res, 200, {
+            id, object: 'text_completion', created, model,
+            choices: [{ index: 0, text, logprobs: null, finish_reason: 'stop' }],
+            usage: usage(promptText, text),
+          });
+        }
+        return send(res, 200, {
+          id, object: 'chat.completion', created, model,
+          choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+          usage: usage(promptText, text),
+        });
+      };
+      if (query.includes('__slow__')) {
+        const t = setTimeout(() => { timers.delete(t); if (!res.destroyed) reply(); }, slowMs);
+        timers.add(t);
+        res.on('close', () => { clearTimeout(t); timers.delete(t); });
+      } else {
+        reply();
+      }
+    });
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const actual = server.address().port;
+      const url = `http://${host}:${actual}`;
+      resolve({
+        server,
+        port: actual,
+        url,
+        baseUrl: `${url}/v1`,
+        requests,
+        close: () =>
+          new Promise((r) => {
+            for (const t of timers) clearTimeout(t);
+            server.closeAllConnections?.();
+            server.close(() => r());
+          }),
+      });
+    });
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const args = process.argv.slice(2);
+  const opt = (name, def) => {
+    const i = args.indexOf(name);
+    return i >= 0 ? args[i + 1] : def;
+  };
+  const fake = await startFakeLlm({ host: opt('--host', '127.0.0.1'), port: Number(opt('--port', '0')), log: true });
+  console.log(`fake LLM listening on ${fake.baseUrl}`);
+  const stop = () => fake.close().then(() => process.exit(0));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
