@@ -1,1 +1,16 @@
-//! Platform adapters.
+//! Adapters: each holds one platform dependency behind a port of [`crate::app::ports`].
+//!
+//! Browser adapters compile only for wasm32; their native twins (in-memory store,
+//! fixed clock) let the use-cases be tested without a browser.
+
+pub mod in_memory_store;
+pub mod openai_wire;
+
+#[cfg(target_arch = "wasm32")]
+pub mod browser_clock;
+#[cfg(target_arch = "wasm32")]
+pub mod http_llm;
+#[cfg(target_arch = "wasm32")]
+pub mod idb_store;
+#[cfg(target_arch = "wasm32")]
+pub mod local_settings;

@@ -1,1 +1,10 @@
-//! Use-cases.
+//! Use-cases: what the user can do (ask, correct, load, configure), over port traits.
+//!
+//! The page and the tests drive the same [`session::Session`]; only the adapters that
+//! fill its ports differ (IndexedDB and `fetch` in the browser, in-memory twins here).
+
+pub mod ask;
+pub mod correct;
+pub mod ports;
+pub mod session;
+pub mod settings;

@@ -10,3 +10,4 @@ pub mod prompt;
 pub mod record;
 pub mod reply;
 pub mod retrieval;
+pub mod write_gate;

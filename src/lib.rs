@@ -9,3 +9,5 @@ pub mod app;
 pub mod domain;
 #[cfg(target_arch = "wasm32")]
 pub mod ui;
+#[cfg(target_arch = "wasm32")]
+pub mod wiring;

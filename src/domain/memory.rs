@@ -132,7 +132,13 @@ mod tests {
     #[test]
     fn a_first_lesson_becomes_the_current_record_of_its_key() {
         let mut memory = FeedbackMemory::default();
-        let written = write(&mut memory, "What is like < fast > ?", "I want a synonym", "a", 1);
+        let written = write(
+            &mut memory,
+            "What is like < fast > ?",
+            "I want a synonym",
+            "a",
+            1,
+        );
         assert_eq!(written.replaced, None);
         assert_eq!(written.current.version, 1);
         assert_eq!(memory.current().count(), 1);
@@ -141,8 +147,20 @@ mod tests {
     #[test]
     fn a_correction_replaces_the_lesson_and_keeps_it_in_history() {
         let mut memory = FeedbackMemory::default();
-        write(&mut memory, "What is like < fast > ?", "I want a homonym", "a", 1);
-        let written = write(&mut memory, "what is like < slow > ?", "I want a synonym", "b", 2);
+        write(
+            &mut memory,
+            "What is like < fast > ?",
+            "I want a homonym",
+            "a",
+            1,
+        );
+        let written = write(
+            &mut memory,
+            "what is like < slow > ?",
+            "I want a synonym",
+            "b",
+            2,
+        );
 
         let replaced = written.replaced.expect("the first lesson is replaced");
         assert_eq!(replaced.state, RecordState::Superseded);

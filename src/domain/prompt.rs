@@ -81,7 +81,7 @@ pub enum RenderedPrompt {
     Chat(Vec<ChatMessage>),
 }
 
-#[derive(Debug, Error, PartialEq, Eq)]
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum PromptError {
     #[error("the prompt file is not in the `question [SEP] reply [SEP] …` form: {0}")]
     Malformed(String),
@@ -340,8 +340,9 @@ mod tests {
             context_tokens: estimate_tokens(&full) - 1 + 10,
             reply_tokens: 10,
         };
-        let RenderedPrompt::Completion(text) =
-            prompt.render_within(PromptMode::Completion, "q", budget).unwrap()
+        let RenderedPrompt::Completion(text) = prompt
+            .render_within(PromptMode::Completion, "q", budget)
+            .unwrap()
         else {
             panic!("completion mode renders text");
         };

@@ -24,7 +24,10 @@ pub enum RecordKind {
     /// The user's words about what a misread request means.
     Clarification,
     /// A reply the user confirmed as right, kept as a demonstration.
-    VerifiedExample { understanding: String, answer: String },
+    VerifiedExample {
+        understanding: String,
+        answer: String,
+    },
 }
 
 /// How long a lesson holds. One-time instructions are never stored, so only durable

@@ -113,7 +113,9 @@ fn cut_at_end(completion: &str) -> (&str, bool, bool) {
     };
     let rest = &completion[cut..];
     let rest = if ended { &rest[END.len()..] } else { rest };
-    let ran_on = !rest.trim_matches(|c: char| c.is_whitespace() || c == '.').is_empty();
+    let ran_on = !rest
+        .trim_matches(|c: char| c.is_whitespace() || c == '.')
+        .is_empty();
     (&completion[..cut], ended, ran_on)
 }
 
@@ -193,7 +195,10 @@ mod tests {
     #[test]
     fn the_paper_form_splits_at_is() {
         let reply = parse_reply(" the synonym for provident is prudent END", false);
-        assert_eq!(parts(&reply), (Some("the synonym for provident"), Some("prudent")));
+        assert_eq!(
+            parts(&reply),
+            (Some("the synonym for provident"), Some("prudent"))
+        );
         assert!(reply.problems.is_empty());
     }
 

@@ -12,8 +12,18 @@ use crate::domain::retrieval::{Lookup, Query, Retriever, Score, Scored};
 /// Words that turn a request into its opposite, in the languages of the task streams
 /// (English, romanised Hindi and Punjabi).
 const NEGATING_WORDS: &[&str] = &[
-    "not", "no", "never", "opposite", "different", "unlike", "ulta", "vipreet", "vilom",
-    "ult", "viprit", "ulat",
+    "not",
+    "no",
+    "never",
+    "opposite",
+    "different",
+    "unlike",
+    "ulta",
+    "vipreet",
+    "vilom",
+    "ult",
+    "viprit",
+    "ulat",
 ];
 const NEGATING_PREFIXES: &[&str] = &["un", "dis", "non", "in", "im"];
 
@@ -58,9 +68,18 @@ impl Retriever for HybridRetriever {
 pub fn polarity_differs(a: &str, b: &str) -> bool {
     let words_a: Vec<&str> = a.split_whitespace().collect();
     let words_b: Vec<&str> = b.split_whitespace().collect();
-    let only_a: Vec<&str> = words_a.iter().filter(|w| !words_b.contains(w)).copied().collect();
-    let only_b: Vec<&str> = words_b.iter().filter(|w| !words_a.contains(w)).copied().collect();
-    let negation_count = |words: &[&str]| words.iter().filter(|w| NEGATING_WORDS.contains(w)).count();
+    let only_a: Vec<&str> = words_a
+        .iter()
+        .filter(|w| !words_b.contains(w))
+        .copied()
+        .collect();
+    let only_b: Vec<&str> = words_b
+        .iter()
+        .filter(|w| !words_a.contains(w))
+        .copied()
+        .collect();
+    let negation_count =
+        |words: &[&str]| words.iter().filter(|w| NEGATING_WORDS.contains(w)).count();
     if negation_count(&only_a) != negation_count(&only_b) {
         return true;
     }
@@ -95,15 +114,30 @@ mod tests {
 
     #[test]
     fn like_and_unlike_differ_in_polarity() {
-        assert!(polarity_differs(&key("What is like < a > ?"), &key("What is unlike < a > ?")));
-        assert!(polarity_differs(&key("What is similar to < a > ?"), &key("What is the opposite of < a > ?")));
-        assert!(polarity_differs(&key("< a > jaisa kya hai ?"), &key("< a > ka ulta kya hai ?")));
+        assert!(polarity_differs(
+            &key("What is like < a > ?"),
+            &key("What is unlike < a > ?")
+        ));
+        assert!(polarity_differs(
+            &key("What is similar to < a > ?"),
+            &key("What is the opposite of < a > ?")
+        ));
+        assert!(polarity_differs(
+            &key("< a > jaisa kya hai ?"),
+            &key("< a > ka ulta kya hai ?")
+        ));
     }
 
     #[test]
     fn paraphrases_keep_their_polarity() {
-        assert!(!polarity_differs(&key("What is like < a > ?"), &key("What is similar to < a > ?")));
-        assert!(!polarity_differs(&key("What is unlike < a > ?"), &key("What is different than < a > ?")));
+        assert!(!polarity_differs(
+            &key("What is like < a > ?"),
+            &key("What is similar to < a > ?")
+        ));
+        assert!(!polarity_differs(
+            &key("What is unlike < a > ?"),
+            &key("What is different than < a > ?")
+        ));
     }
 
     #[test]
@@ -114,8 +148,10 @@ mod tests {
         )];
         let candidates: Vec<_> = stored.iter().collect();
         let embedding = [0.99, 0.05];
-        let lookup = HybridRetriever { tau: 0.8 }
-            .lookup(&Query::new("What is like < slow > ?").with_embedding(&embedding), &candidates);
+        let lookup = HybridRetriever { tau: 0.8 }.lookup(
+            &Query::new("What is like < slow > ?").with_embedding(&embedding),
+            &candidates,
+        );
         assert!(!lookup.passed);
         assert!(lookup.reason.contains("opposite"));
     }
@@ -124,7 +160,8 @@ mod tests {
     fn the_same_request_is_applied_even_without_an_embedding() {
         let stored = records(&[("What is like < fast > ?", "I want a synonym")]);
         let candidates: Vec<_> = stored.iter().collect();
-        let lookup = HybridRetriever { tau: 0.8 }.lookup(&Query::new("what is like < slow > ?"), &candidates);
+        let lookup = HybridRetriever { tau: 0.8 }
+            .lookup(&Query::new("what is like < slow > ?"), &candidates);
         assert!(lookup.passed);
     }
 

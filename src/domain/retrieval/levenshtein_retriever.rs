@@ -122,8 +122,10 @@ mod tests {
     fn a_distant_question_is_found_but_not_applied() {
         let stored = records(&[("What is like < fast > ?", "I want a synonym")]);
         let candidates: Vec<_> = stored.iter().collect();
-        let lookup = LevenshteinRetriever::default()
-            .lookup(&Query::new("how do you use < fog > in a sentence?"), &candidates);
+        let lookup = LevenshteinRetriever::default().lookup(
+            &Query::new("how do you use < fog > in a sentence?"),
+            &candidates,
+        );
         assert!(lookup.best.is_some());
         assert!(!lookup.passed);
         assert!(lookup.applied().is_none());
@@ -131,9 +133,13 @@ mod tests {
 
     #[test]
     fn the_earliest_record_wins_a_tie() {
-        let stored = records(&[("what is likf < a > ?", "first"), ("what is likg < a > ?", "second")]);
+        let stored = records(&[
+            ("what is likf < a > ?", "first"),
+            ("what is likg < a > ?", "second"),
+        ]);
         let candidates: Vec<_> = stored.iter().collect();
-        let lookup = LevenshteinRetriever::default().lookup(&Query::new("what is like < b > ?"), &candidates);
+        let lookup = LevenshteinRetriever::default()
+            .lookup(&Query::new("what is like < b > ?"), &candidates);
         assert_eq!(lookup.best.unwrap().record, stored[0].id);
     }
 
@@ -148,7 +154,15 @@ mod tests {
         let stored = records(&[("how do i boil an egg?", "soft boiled")]);
         let candidates: Vec<_> = stored.iter().collect();
         let retriever = NormalisedLevenshteinRetriever::default();
-        assert!(retriever.lookup(&Query::new("how do i boil an egg ?"), &candidates).passed);
-        assert!(!retriever.lookup(&Query::new("how do i fry a fish?"), &candidates).passed);
+        assert!(
+            retriever
+                .lookup(&Query::new("how do i boil an egg ?"), &candidates)
+                .passed
+        );
+        assert!(
+            !retriever
+                .lookup(&Query::new("how do i fry a fish?"), &candidates)
+                .passed
+        );
     }
 }

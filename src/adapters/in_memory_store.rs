@@ -1,0 +1,46 @@
+//! The native twin of the IndexedDB store, for testing use-cases without a browser.
+//!
+//! It can be told to fail its next write, the way a full disk or a blocked browser
+//! would, so tests can prove a failed write loses nothing and is never called saved.
+
+use std::cell::RefCell;
+
+use crate::app::ports::{MemoryStore, StoreError};
+use crate::domain::record::MemoryRecord;
+
+#[derive(Default)]
+pub struct InMemoryStore {
+    records: RefCell<Vec<MemoryRecord>>,
+    fail_next_write: RefCell<Option<StoreError>>,
+}
+
+impl InMemoryStore {
+    /// Makes the next write fail with `error` and store nothing.
+    pub fn fail_next_write(&self, error: StoreError) {
+        *self.fail_next_write.borrow_mut() = Some(error);
+    }
+
+    pub fn snapshot(&self) -> Vec<MemoryRecord> {
+        self.records.borrow().clone()
+    }
+}
+
+impl MemoryStore for InMemoryStore {
+    async fn load(&self) -> Result<Vec<MemoryRecord>, StoreError> {
+        Ok(self.snapshot())
+    }
+
+    async fn write(&self, records: &[MemoryRecord]) -> Result<(), StoreError> {
+        if let Some(error) = self.fail_next_write.borrow_mut().take() {
+            return Err(error);
+        }
+        let mut stored = self.records.borrow_mut();
+        for record in records {
+            match stored.iter_mut().find(|r| r.id == record.id) {
+                Some(slot) => *slot = record.clone(),
+                None => stored.push(record.clone()),
+            }
+        }
+        Ok(())
+    }
+}

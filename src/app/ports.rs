@@ -1,0 +1,98 @@
+//! The ports the use-cases need from the platform, and the errors at each boundary.
+//!
+//! The page is single-threaded wasm, so these async traits make no `Send` promise.
+
+#![allow(async_fn_in_trait)]
+
+use thiserror::Error;
+
+use crate::app::settings::Endpoint;
+use crate::domain::prompt::RenderedPrompt;
+use crate::domain::record::{MemoryRecord, RecordId, Timestamp};
+
+/// Durable storage of memory records.
+pub trait MemoryStore {
+    /// Every stored record, current and historical.
+    async fn load(&self) -> Result<Vec<MemoryRecord>, StoreError>;
+    /// Writes all `records` in one transaction; returns only after it committed.
+    async fn write(&self, records: &[MemoryRecord]) -> Result<(), StoreError>;
+}
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum StoreError {
+    #[error("the browser's storage is full; free space or remove old memories, then save again")]
+    QuotaExceeded,
+    #[error(
+        "this browser blocks storage for the page (private mode or site settings); nothing was saved"
+    )]
+    Unavailable(String),
+    #[error("the save did not complete ({0}); nothing was saved, try again")]
+    Failed(String),
+    #[error("stored memory could not be read ({0})")]
+    Corrupt(String),
+}
+
+/// One request to a language model.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompletionRequest {
+    pub prompt: RenderedPrompt,
+    pub max_tokens: usize,
+    pub temperature: f32,
+    pub stop: Vec<String>,
+}
+
+/// What the model wrote, and whether the server stopped it at a stop sequence.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub text: String,
+    pub stopped: bool,
+}
+
+/// An OpenAI-compatible language model endpoint.
+pub trait LanguageModel {
+    async fn complete(
+        &self,
+        endpoint: &Endpoint,
+        request: &CompletionRequest,
+    ) -> Result<Completion, LlmError>;
+}
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum LlmError {
+    #[error(
+        "Could not reach the model at {url}. Is the server running, and does it allow requests from this page (CORS)? Check the base URL in settings."
+    )]
+    Unreachable { url: String },
+    #[error(
+        "The model at {url} timed out after {seconds} s. It may be overloaded or the model too large; try again or raise the timeout."
+    )]
+    TimedOut { url: String, seconds: u64 },
+    #[error("The endpoint refused the API key (HTTP {status}). Check the key in settings.")]
+    Unauthorized { status: u16 },
+    #[error("The endpoint answered HTTP {status}: {detail}")]
+    Http { status: u16, detail: String },
+    #[error(
+        "The endpoint sent a reply that is not valid JSON ({detail}). Is the base URL an OpenAI-compatible API (usually ending in /v1)?"
+    )]
+    NotJson { detail: String },
+    #[error("The endpoint sent an unexpected reply: {detail}")]
+    Unexpected { detail: String },
+    #[error("The settings are not usable: {0}")]
+    BadSettings(String),
+}
+
+/// The current time, from outside the domain.
+pub trait Clock {
+    fn now(&self) -> Timestamp;
+}
+
+/// Fresh record ids, from outside the domain.
+pub trait IdSource {
+    fn next_id(&self) -> RecordId;
+}
+
+/// Where settings live between visits.
+pub trait SettingsStore {
+    fn load(&self) -> Option<crate::app::settings::Settings>;
+    fn save(&self, settings: &crate::app::settings::Settings) -> Result<(), StoreError>;
+}

@@ -1,0 +1,49 @@
+//! The page's root: builds the session, loads stored memory, lays out the parts.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::ui::ask_form::AskForm;
+use crate::ui::correction_form::CorrectionForm;
+use crate::ui::page_context::{PageContext, use_page};
+use crate::ui::reply_view::ReplyView;
+use crate::ui::settings_panel::SettingsPanel;
+use crate::wiring::page_session;
+
+#[component]
+pub fn App() -> impl IntoView {
+    let page = PageContext::new(page_session());
+    provide_context(page);
+    spawn_local(async move {
+        match page.session().load().await {
+            Ok(count) => page.memory_count.set(count),
+            Err(e) => page.memory_error.set(Some(e.to_string())),
+        }
+    });
+    view! {
+        <header class="masthead">
+            <h1>"Remind"</h1>
+            <p class="tagline">"An assistant that remembers your corrections."</p>
+            <MemoryBadge/>
+        </header>
+        <main>
+            <AskForm/>
+            <ReplyView/>
+            <CorrectionForm/>
+            <SettingsPanel/>
+        </main>
+    }
+}
+
+#[component]
+fn MemoryBadge() -> impl IntoView {
+    let page = use_page();
+    let count = move || page.memory_count.get().to_string();
+    let error = move || page.memory_error.get();
+    view! {
+        <p class="memory-badge">
+            "Memories: " <span id="memory-count">{count}</span>
+            <span class="error" id="memory-error">{error}</span>
+        </p>
+    }
+}

@@ -1,0 +1,72 @@
+//! Where the endpoint is chosen: base URL, key, model and prompt mode.
+
+use leptos::ev::SubmitEvent;
+use leptos::prelude::*;
+
+use crate::domain::prompt::PromptMode;
+use crate::ui::page_context::use_page;
+
+fn mode_name(mode: PromptMode) -> &'static str {
+    match mode {
+        PromptMode::Completion => "completion",
+        PromptMode::Chat => "chat",
+    }
+}
+
+fn mode_from(name: &str) -> PromptMode {
+    if name == "chat" {
+        PromptMode::Chat
+    } else {
+        PromptMode::Completion
+    }
+}
+
+#[component]
+pub fn SettingsPanel() -> impl IntoView {
+    let page = use_page();
+    let initial = page.session().settings();
+    let base_url = RwSignal::new(initial.endpoint.base_url.clone());
+    let api_key = RwSignal::new(initial.endpoint.api_key.clone().unwrap_or_default());
+    let model = RwSignal::new(initial.endpoint.model.clone());
+    let mode = RwSignal::new(mode_name(initial.endpoint.mode).to_string());
+    let status = RwSignal::new(String::new());
+
+    let on_submit = move |ev: SubmitEvent| {
+        ev.prevent_default();
+        let session = page.session();
+        let mut settings = session.settings();
+        settings.endpoint.base_url = base_url.get_untracked().trim().to_string();
+        let key = api_key.get_untracked();
+        settings.endpoint.api_key = (!key.trim().is_empty()).then_some(key);
+        settings.endpoint.model = model.get_untracked().trim().to_string();
+        settings.endpoint.mode = mode_from(&mode.get_untracked());
+        status.set(match session.save_settings(settings) {
+            Ok(()) => "Settings saved".into(),
+            Err(e) => format!("Not saved: {e}"),
+        });
+    };
+    view! {
+        <details class="settings" open>
+            <summary>"Model endpoint"</summary>
+            <form on:submit=on_submit>
+                <label for="settings-base-url">"Base URL"</label>
+                <input id="settings-base-url" type="url" prop:value=base_url
+                    on:input=move |ev| base_url.set(event_target_value(&ev))/>
+                <label for="settings-api-key">"API key (optional, stays in this browser)"</label>
+                <input id="settings-api-key" type="password" autocomplete="off" prop:value=api_key
+                    on:input=move |ev| api_key.set(event_target_value(&ev))/>
+                <label for="settings-model">"Model"</label>
+                <input id="settings-model" type="text" prop:value=model
+                    on:input=move |ev| model.set(event_target_value(&ev))/>
+                <label for="settings-mode">"Mode"</label>
+                <select id="settings-mode" prop:value=mode
+                    on:change=move |ev| mode.set(event_target_value(&ev))>
+                    <option value="completion">"completion"</option>
+                    <option value="chat">"chat"</option>
+                </select>
+                <button id="settings-save" type="submit">"Save settings"</button>
+                <span id="settings-status" class="status">{move || status.get()}</span>
+            </form>
+        </details>
+    }
+}

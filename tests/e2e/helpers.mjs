@@ -1,0 +1,223 @@
+// Shared e2e helpers: launch Debian's Chromium through playwright-core, serve dist/, and drive the page by its DOM contract.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startStaticServer } from './static-server.mjs';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const DIST = process.env.REMIND_DIST ?? path.join(ROOT, 'dist');
+export const ARTIFACTS = path.join(ROOT, 'artifacts');
+export const CHROMIUM = process.env.REMIND_CHROMIUM ?? '/usr/bin/chromium';
+
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+/** A fresh, empty browser profile directory. */
+export function freshProfileDir(label = 'profile') {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `remind-e2e-${label}-`));
+}
+
+/**
+ * Launches a persistent Chromium context on `profileDir` (so IndexedDB and localStorage
+ * survive a close + relaunch on the same dir). Page console errors and failed loads are
+ * echoed to stderr, to make a failing test explain itself.
+ */
+export async function launch(profileDir) {
+  const context = await chromium.launchPersistentContext(profileDir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1280, height: 900 },
+    timeout: 60_000,
+  });
+  context.setDefaultTimeout(15_000);
+  const watch = (page) => {
+    page.on('console', (msg) => {
+      if (msg.type() !== 'error' && msg.type() !== 'warning') return;
+      if (msg.text().startsWith('Failed to load resource')) return; // reported with its URL below
+      console.error(`[page ${msg.type()}] ${msg.text()}`);
+    });
+    page.on('response', (r) => {
+      if (r.status() >= 400 && !r.url().endsWith('/favicon.ico')) console.error(`[page http ${r.status()}] ${r.request().method()} ${r.url()}`);
+    });
+    page.on('requestfailed', (r) => console.error(`[page request failed] ${r.method()} ${r.url()}: ${r.failure()?.errorText}`));
+    page.on('pageerror', (err) => console.error(`[page exception] ${err.message}`));
+  };
+  context.pages().forEach(watch);
+  context.on('page', watch);
+  return context;
+}
+
+/** The context's first page (a persistent context opens one) or a new one. */
+export async function firstPage(context) {
+  return context.pages()[0] ?? (await context.newPage());
+}
+
+/** Serves dist/ on a free port. */
+export function serveDist(opts = {}) {
+  return startStaticServer({ dir: DIST, ...opts });
+}
+
+export function distExists() {
+  return fs.existsSync(path.join(DIST, 'index.html'));
+}
+
+/** Opens the app and waits until the wasm app has rendered its ask box. */
+export async function openApp(page, url) {
+  await page.goto(url, { waitUntil: 'load' });
+  await page.locator('#ask-input').waitFor({ state: 'visible', timeout: 30_000 });
+}
+
+/** Fills the settings form and saves it; waits for "Settings saved". */
+export async function saveSettings(page, { baseUrl, mode, model, apiKey } = {}) {
+  if (baseUrl !== undefined) await page.fill('#settings-base-url', baseUrl);
+  if (apiKey !== undefined) await page.fill('#settings-api-key', apiKey);
+  if (model !== undefined) await page.fill('#settings-model', model);
+  if (mode !== undefined) await page.selectOption('#settings-mode', mode);
+  await page.click('#settings-save');
+  await waitForText(page, '#settings-status', 'Settings saved');
+}
+
+/** Waits until the element's text contains `needle`; the failure names the selector and its last text. */
+export async function waitForText(page, selector, needle, timeout = 15_000) {
+  try {
+    await page.waitForFunction(
+      ([sel, n]) => {
+        const el = document.querySelector(sel);
+        return !!el && el.textContent.includes(n);
+      },
+      [selector, needle],
+      { timeout },
+    );
+  } catch (err) {
+    const got = await page.locator(selector).first().textContent({ timeout: 1000 }).catch(() => '<element missing>');
+    throw new Error(`waiting for ${selector} to contain ${JSON.stringify(needle)}: last text ${JSON.stringify(got)} (${err.message.split('\n')[0]})`);
+  }
+}
+
+/**
+ * Asks a question and waits for the turn to finish: "#turn-status" no longer says
+ * "Asking…" and either an understanding or an error is shown.
+ */
+export async function ask(page, question, timeout = 20_000) {
+  const before = await turnState(page);
+  // Remember whether "Asking…" was ever shown, however briefly, so a fast reply that
+  // equals the previous one still counts as this turn's.
+  await page.evaluate(() => {
+    window.__remindSawAsking = false;
+    window.__remindObserver?.disconnect();
+    const check = () => {
+      const s = document.querySelector('#turn-status');
+      if (s && s.textContent.includes('Asking')) window.__remindSawAsking = true;
+    };
+    window.__remindObserver = new MutationObserver(check);
+    window.__remindObserver.observe(document.documentElement, { subtree: true, childList: true, characterData: true });
+  });
+  await page.fill('#ask-input', question);
+  await page.click('#ask-submit');
+  try {
+    await page.waitForFunction(
+      (prev) => {
+        const text = (sel) => {
+          const el = document.querySelector(sel);
+          return el ? el.textContent.trim() : null;
+        };
+        const pending = (text('#turn-status') ?? '').includes('Asking');
+        const u = text('#answer-understanding');
+        const e = text('#turn-error');
+        const done = !!u || !!e;
+        const changed = u !== prev.understanding || e !== prev.error;
+        return !pending && done && (window.__remindSawAsking || changed);
+      },
+      before,
+      { timeout },
+    );
+  } catch (err) {
+    const state = await turnState(page);
+    throw new Error(`turn for ${JSON.stringify(question)} did not finish: ${JSON.stringify(state)} (${err.message.split('\n')[0]})`);
+  }
+  return turnState(page);
+}
+
+/** The visible state of the current turn, for assertions and failure messages. */
+export async function turnState(page) {
+  return page.evaluate(() => {
+    const text = (sel) => {
+      const el = document.querySelector(sel);
+      return el ? el.textContent.trim() : null;
+    };
+    return {
+      status: text('#turn-status'),
+      understanding: text('#answer-understanding'),
+      answer: text('#answer-answer'),
+      error: text('#turn-error'),
+      appliedMemory: text('#applied-memory'),
+      memoryCount: text('#memory-count'),
+    };
+  });
+}
+
+/** Records a correction through the "not what I meant" flow; waits for the durable "saved" state. */
+export async function correct(page, clarification) {
+  await page.locator('#not-what-i-meant').waitFor({ state: 'visible' });
+  await page.click('#not-what-i-meant');
+  await page.locator('#clarification-input').waitFor({ state: 'visible' });
+  await page.fill('#clarification-input', clarification);
+  await page.click('#clarification-save');
+  try {
+    await page.locator('#clarification-status[data-state="saved"]').waitFor({ state: 'attached', timeout: 15_000 });
+  } catch (err) {
+    const state = await page
+      .locator('#clarification-status')
+      .evaluate((el) => ({ dataState: el.getAttribute('data-state'), text: el.textContent }))
+      .catch(() => '<#clarification-status missing>');
+    throw new Error(`#clarification-status never reached data-state=saved: ${JSON.stringify(state)}`);
+  }
+  const text = await page.locator('#clarification-status').textContent();
+  if (!text.includes('Saved')) throw new Error(`#clarification-status is data-state=saved but its text is ${JSON.stringify(text)}`);
+}
+
+/** The request bodies the fake server has received. */
+export async function fakeRequests(fake) {
+  const r = await fetch(`${fake.url}/__requests`);
+  return r.json();
+}
+
+/** A port nobody listens on (bound, then released). */
+export async function closedPort() {
+  const net = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function screenshot(page, name) {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  const file = path.join(ARTIFACTS, name);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+/** Waits until #memory-count shows `n`; the failure shows the page state. */
+export async function waitForMemoryCount(page, n, timeout = 15_000) {
+  try {
+    await page.waitForFunction((want) => document.querySelector('#memory-count')?.textContent.trim() === want, String(n), { timeout });
+  } catch {
+    throw new Error(`#memory-count should be ${n}: ${JSON.stringify(await turnState(page))}`);
+  }
+}
