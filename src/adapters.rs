@@ -14,3 +14,5 @@ pub mod http_llm;
 pub mod idb_store;
 #[cfg(target_arch = "wasm32")]
 pub mod local_settings;
+#[cfg(target_arch = "wasm32")]
+pub mod tab_broadcast;

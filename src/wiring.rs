@@ -1,7 +1,7 @@
 //! The composition root of the page: which adapter fills which port.
 //!
 //! The only place that names both use-cases and adapters, so the UI depends on the
-//! session type alone.
+//! session type and these two entry points alone.
 
 use std::rc::Rc;
 
@@ -9,16 +9,28 @@ use crate::adapters::browser_clock::{BrowserClock, RandomIds};
 use crate::adapters::http_llm::HttpLanguageModel;
 use crate::adapters::idb_store::IdbStore;
 use crate::adapters::local_settings::LocalSettings;
+use crate::adapters::tab_broadcast::TabBroadcast;
+use crate::app::announced_store::AnnouncedStore;
 use crate::app::session::{Ports, Session};
 
-pub type PageSession = Session<IdbStore, HttpLanguageModel, BrowserClock, RandomIds, LocalSettings>;
+pub type PageStore = AnnouncedStore<IdbStore, TabBroadcast>;
+pub type PageSession =
+    Session<PageStore, HttpLanguageModel, BrowserClock, RandomIds, LocalSettings>;
 
 pub fn page_session() -> Rc<PageSession> {
     Rc::new(Session::new(Ports {
-        store: IdbStore,
+        store: AnnouncedStore {
+            store: IdbStore,
+            feed: TabBroadcast,
+        },
         llm: HttpLanguageModel::default(),
         clock: BrowserClock,
         ids: RandomIds,
         settings: LocalSettings,
     }))
+}
+
+/// Calls `on_change` when another tab of this browser changed the memory.
+pub fn on_other_tab_change(on_change: impl Fn() + 'static) {
+    TabBroadcast::listen(on_change);
 }

@@ -14,7 +14,7 @@ use web_sys::{
 };
 
 use crate::app::ports::{MemoryStore, StoreError};
-use crate::domain::record::MemoryRecord;
+use crate::domain::record::{MemoryRecord, RecordId};
 
 const DB_NAME: &str = "remind";
 /// Bumped with every schema change; [`migrate`] brings older databases up to date.
@@ -46,26 +46,74 @@ impl MemoryStore for IdbStore {
         Ok(records)
     }
 
-    async fn write(&self, records: &[MemoryRecord]) -> Result<(), StoreError> {
+    async fn commit(&self, put: &[MemoryRecord], erase: &[RecordId]) -> Result<(), StoreError> {
+        // Encoded before the transaction opens: an early return inside it would let
+        // the puts made so far commit, and the change must be all or nothing.
+        let mut values = Vec::with_capacity(put.len());
+        for record in put {
+            let json = serde_json::to_string(record)
+                .map_err(|e| StoreError::Failed(format!("a record could not be encoded: {e}")))?;
+            values.push(JSON::parse(&json).map_err(|e| failed("saving", e))?);
+        }
         let db = open().await?;
         let tx = db
             .transaction_with_str_and_mode(RECORDS, IdbTransactionMode::Readwrite)
             .map_err(|e| failed("starting the save", e))?;
         let done = committed(&tx);
         let store = tx.object_store(RECORDS).map_err(|e| failed("saving", e))?;
-        for record in records {
-            let json = serde_json::to_string(record)
-                .map_err(|e| StoreError::Failed(format!("a record could not be encoded: {e}")))?;
-            let value = JSON::parse(&json).map_err(|e| failed("saving", e))?;
-            if let Err(e) = store.put(&value) {
+        for id in erase {
+            if let Err(e) = store.delete(&JsValue::from_str(&id.0)) {
+                let _ = tx.abort();
+                return Err(failed("erasing", e));
+            }
+        }
+        for value in &values {
+            if let Err(e) = store.put(value) {
                 let _ = tx.abort();
                 return Err(failed("saving", e));
             }
+        }
+        if let Some(simulated) = take_simulated_failure() {
+            // Aborting the real transaction, puts and deletes already issued, proves
+            // that a failed save rolls back rather than merely being reported.
+            let _ = tx.abort();
+            let _ = done.await;
+            db.close();
+            return Err(simulated);
         }
         let outcome = done.await;
         db.close();
         outcome.map(|_| ()).map_err(|e| failed("saving", e))
     }
+
+    async fn request_persistence(&self) -> Result<bool, StoreError> {
+        let window =
+            web_sys::window().ok_or_else(|| StoreError::Unavailable("no window".into()))?;
+        let promise = window
+            .navigator()
+            .storage()
+            .persist()
+            .map_err(|e| StoreError::Unavailable(describe(&e)))?;
+        let granted = JsFuture::from(promise)
+            .await
+            .map_err(|e| StoreError::Unavailable(describe(&e)))?;
+        Ok(granted.as_bool().unwrap_or(false))
+    }
+}
+
+/// The browser tests' way to make the next save fail as a full disk would: setting
+/// `window.__remindFailNextWrite = "quota"` (or any other text, for a generic failure).
+/// Read once and cleared, so only the next save fails.
+fn take_simulated_failure() -> Option<StoreError> {
+    let global = js_sys::global();
+    let key = JsValue::from_str("__remindFailNextWrite");
+    let hook = js_sys::Reflect::get(&global, &key).ok()?.as_string()?;
+    let _ = js_sys::Reflect::delete_property(&global, &key);
+    Some(if hook == "quota" {
+        StoreError::QuotaExceeded
+    } else {
+        StoreError::Failed(format!("simulated failure: {hook}"))
+    })
 }
 
 /// Opens the database, creating or migrating its schema when needed.

@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 
 use crate::app::ports::{MemoryStore, StoreError};
-use crate::domain::record::MemoryRecord;
+use crate::domain::record::{MemoryRecord, RecordId};
 
 #[derive(Default)]
 pub struct InMemoryStore {
@@ -30,12 +30,13 @@ impl MemoryStore for InMemoryStore {
         Ok(self.snapshot())
     }
 
-    async fn write(&self, records: &[MemoryRecord]) -> Result<(), StoreError> {
+    async fn commit(&self, put: &[MemoryRecord], erase: &[RecordId]) -> Result<(), StoreError> {
         if let Some(error) = self.fail_next_write.borrow_mut().take() {
             return Err(error);
         }
         let mut stored = self.records.borrow_mut();
-        for record in records {
+        stored.retain(|r| !erase.contains(&r.id));
+        for record in put {
             match stored.iter_mut().find(|r| r.id == record.id) {
                 Some(slot) => *slot = record.clone(),
                 None => stored.push(record.clone()),

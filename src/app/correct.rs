@@ -1,13 +1,16 @@
 //! Correcting: the user's clarification passes the write gate, then is stored.
 //!
 //! A correction is reported as saved only after the store committed it; a refused or
-//! failed write leaves both the store and the in-memory view unchanged.
+//! failed write leaves the store unchanged. A correction of a turn whose lesson was
+//! applied and still misread supersedes that lesson and counts the failure against it.
 
 use thiserror::Error;
 
 use crate::app::ask::Turn;
-use crate::app::ports::{Clock, IdSource, MemoryStore, StoreError};
+use crate::app::ports::{Clock, IdSource, MemoryStore};
+use crate::app::revise::{ReviseError, StoreChange, revise};
 use crate::domain::memory::{FeedbackMemory, Lesson, Written};
+use crate::domain::memory_key::MemoryKey;
 use crate::domain::record::{RecordKind, Source};
 use crate::domain::write_gate::{self, Durability, Origin, Refusal};
 
@@ -22,33 +25,52 @@ pub struct Correction {
 #[derive(Clone, Debug, PartialEq)]
 pub enum CorrectionOutcome {
     /// Stored; `written.replaced` names the lesson it superseded, if any.
-    Saved(Written),
+    Saved(Box<Written>),
     /// "Just this once": not stored; the caller re-asks with it attached.
     ThisTurnOnly { clarification: String },
 }
 
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[derive(Debug, Error, Clone, PartialEq)]
 pub enum CorrectError {
     #[error(transparent)]
     Refused(#[from] Refusal),
+    /// The store failed, or the lesson for this question changed (e.g. in another
+    /// tab) since the turn: `ReviseError::Memory(MemoryError::Stale { current, .. })`.
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Revise(#[from] ReviseError),
 }
 
-/// Plans the lesson for a turn, writes it, and returns what was written. The caller
-/// applies the result to its in-memory view only on `Ok`.
+/// The version of the question's lesson the user saw when they decided to correct:
+/// the applied lesson's if the turn carried the lesson of this very key, else what the
+/// page's view held for the key.
+pub fn version_seen(view: &FeedbackMemory, turn: &Turn) -> Option<u32> {
+    let key = MemoryKey::of_question(&turn.prepared.question);
+    match &turn.prepared.applied {
+        Some(applied) if applied.record.key == key => Some(applied.record.version),
+        _ => view.current_version(&key),
+    }
+}
+
+/// Plans the lesson for a turn, writes it, and returns what was written together with
+/// the store's memory as it now stands (`None` if the store could not be read, or
+/// nothing was read because the gate refused first).
 pub async fn save_correction(
     store: &impl MemoryStore,
-    memory: &FeedbackMemory,
+    view: &FeedbackMemory,
     clock: &impl Clock,
     ids: &impl IdSource,
     turn: &Turn,
     correction: Correction,
-) -> Result<CorrectionOutcome, CorrectError> {
+) -> (
+    Option<FeedbackMemory>,
+    Result<CorrectionOutcome, CorrectError>,
+) {
     let clarification = correction.clarification.trim().to_string();
     match write_gate::admit(&clarification, Origin::UserTyped, correction.durability) {
-        Err(Refusal::OneTime) => return Ok(CorrectionOutcome::ThisTurnOnly { clarification }),
-        Err(refusal) => return Err(refusal.into()),
+        Err(Refusal::OneTime) => {
+            return (None, Ok(CorrectionOutcome::ThisTurnOnly { clarification }));
+        }
+        Err(refusal) => return (None, Err(refusal.into())),
         Ok(()) => {}
     }
     let lesson = Lesson {
@@ -57,9 +79,20 @@ pub async fn save_correction(
         kind: RecordKind::Clarification,
         source: Source::UserStated,
     };
-    let written = memory.plan_write(lesson, ids.next_id(), clock.now());
-    let mut records = vec![written.current.clone()];
-    records.extend(written.replaced.clone());
-    store.write(&records).await?;
-    Ok(CorrectionOutcome::Saved(written))
+    let expected = version_seen(view, turn);
+    let applied = turn.prepared.applied.as_ref().map(|a| a.record.id.clone());
+    let (id, now) = (ids.next_id(), clock.now());
+    let revision = revise(store, |memory| {
+        let written = memory.plan_correction(lesson, expected, applied.as_ref(), id, now)?;
+        let change = StoreChange::put(written.records());
+        Ok((written, change))
+    })
+    .await;
+    (
+        revision.memory,
+        revision
+            .outcome
+            .map(|written| CorrectionOutcome::Saved(Box::new(written)))
+            .map_err(CorrectError::from),
+    )
 }

@@ -15,7 +15,27 @@ pub trait MemoryStore {
     /// Every stored record, current and historical.
     async fn load(&self) -> Result<Vec<MemoryRecord>, StoreError>;
     /// Writes all `records` in one transaction; returns only after it committed.
-    async fn write(&self, records: &[MemoryRecord]) -> Result<(), StoreError>;
+    async fn write(&self, records: &[MemoryRecord]) -> Result<(), StoreError> {
+        self.commit(records, &[]).await
+    }
+    /// Puts `put` and deletes the records `erase` in one transaction, all or nothing;
+    /// returns only after it committed. Import's "replace" relies on the atomicity.
+    async fn commit(&self, put: &[MemoryRecord], erase: &[RecordId]) -> Result<(), StoreError>;
+    /// Deletes records for good, in one transaction.
+    async fn erase(&self, ids: &[RecordId]) -> Result<(), StoreError> {
+        self.commit(&[], ids).await
+    }
+    /// Asks the platform not to evict the memory under storage pressure; returns
+    /// whether it is now persistent. Stores that cannot be evicted say so at once.
+    async fn request_persistence(&self) -> Result<bool, StoreError> {
+        Ok(true)
+    }
+}
+
+/// Tells other views of the same memory (other tabs) that it changed, so they re-read
+/// it instead of acting on a stale copy.
+pub trait ChangeFeed {
+    fn announce(&self);
 }
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]

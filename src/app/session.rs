@@ -1,19 +1,30 @@
 //! One user's session: the memory as loaded, the settings, and the ports, behind the
 //! operations the page offers.
 //!
-//! The in-memory view changes only after the store confirmed a write, so what the
-//! page shows is always what a reload would show.
+//! The in-memory view changes only after the store confirmed a write (or after a read
+//! of the store), so what the page shows is always what a reload would show.
+//!
+//! Every method that changes the memory reads the store first and plans against what
+//! it holds, so a lesson changed in another tab is refused as stale, never overwritten.
+//! When another tab broadcasts a change, the page calls [`Session::reload`].
 
 use std::cell::RefCell;
 
 use crate::app::ask::{self, AskError, Turn};
 use crate::app::correct::{self, CorrectError, Correction, CorrectionOutcome};
 use crate::app::ports::{Clock, IdSource, LanguageModel, MemoryStore, SettingsStore, StoreError};
+use crate::app::revise::{self, ReviseError, Revision};
 use crate::app::settings::Settings;
-use crate::domain::memory::FeedbackMemory;
+use crate::app::transfer::{self, PendingImport, TransferError};
+use crate::domain::export::Embeddings;
+use crate::domain::import_plan::{ImportMode, ImportPlan};
+use crate::domain::memory::{FeedbackMemory, Written};
+use crate::domain::memory_key::MemoryKey;
+use crate::domain::memory_query::{self, MemoryFilter};
 use crate::domain::prompt::PromptTemplate;
-use crate::domain::record::MemoryRecord;
+use crate::domain::record::{MemoryRecord, RecordId};
 use crate::domain::retrieval::{LevenshteinRetriever, Retriever};
+use crate::domain::withdrawal::{UndoOutcome, Undone};
 
 /// The platform pieces a session runs on.
 pub struct Ports<S, L, C, I, P> {
@@ -64,12 +75,136 @@ where
         Ok(self.current_count())
     }
 
+    /// Asks the browser to keep the memory under storage pressure; says whether it
+    /// will (browsers may decline, e.g. for a site never bookmarked or installed).
+    pub async fn request_persistence(&self) -> Result<bool, StoreError> {
+        self.ports.store.request_persistence().await
+    }
+
+    /// Re-reads the store, e.g. after another tab broadcast that it changed the
+    /// memory. The view is kept as it was if the read fails.
+    pub async fn reload(&self) -> Result<usize, StoreError> {
+        self.load().await
+    }
+
     pub fn current_count(&self) -> usize {
         self.memory.borrow().current().count()
     }
 
+    /// The current lessons, oldest first (the default read: no history).
     pub fn current_records(&self) -> Vec<MemoryRecord> {
         self.memory.borrow().current().cloned().collect()
+    }
+
+    /// The memory browser's list: records matching `filter`, most recently changed
+    /// first. `MemoryFilter::default()` lists the current lessons.
+    pub fn list(&self, filter: &MemoryFilter) -> Vec<MemoryRecord> {
+        memory_query::list(&self.memory.borrow(), filter)
+            .into_iter()
+            .cloned()
+            .collect()
+    }
+
+    /// Current lessons that misfire often enough to be shown for review.
+    pub fn flagged_count(&self) -> usize {
+        self.memory
+            .borrow()
+            .current()
+            .filter(|r| r.is_flagged())
+            .count()
+    }
+
+    /// Every record of a key, current and historical, oldest first.
+    pub fn history(&self, key: &MemoryKey) -> Vec<MemoryRecord> {
+        self.memory
+            .borrow()
+            .history(key)
+            .into_iter()
+            .cloned()
+            .collect()
+    }
+
+    pub fn record(&self, id: &RecordId) -> Option<MemoryRecord> {
+        self.memory.borrow().get(id).cloned()
+    }
+
+    /// The undo choices to offer for a current lesson (empty if it is not current).
+    pub fn undo_choices(&self, id: &RecordId) -> Vec<UndoOutcome> {
+        self.memory.borrow().undo_choices(id)
+    }
+
+    /// Replaces a current lesson's text. `expected` is the version the user was shown
+    /// (`record.version`); a stale one is refused with the current lesson in the error.
+    pub async fn edit(
+        &self,
+        id: &RecordId,
+        expected: u32,
+        clarification: &str,
+    ) -> Result<Written, ReviseError> {
+        let (new_id, now) = (self.ports.ids.next_id(), self.ports.clock.now());
+        let revision =
+            revise::edit(&self.ports.store, id, expected, clarification, new_id, now).await;
+        self.adopt(revision)
+    }
+
+    /// Withdraws a current lesson: it stops applying and stays in history.
+    pub async fn withdraw(
+        &self,
+        id: &RecordId,
+        expected: u32,
+    ) -> Result<MemoryRecord, ReviseError> {
+        let now = self.ports.clock.now();
+        let revision = revise::withdraw(&self.ports.store, id, expected, now).await;
+        self.adopt(revision)
+    }
+
+    /// Undoes a current lesson with an outcome from [`Session::undo_choices`].
+    pub async fn undo(
+        &self,
+        id: &RecordId,
+        expected: u32,
+        outcome: UndoOutcome,
+    ) -> Result<Undone, ReviseError> {
+        let now = self.ports.clock.now();
+        let revision = revise::undo(&self.ports.store, id, expected, outcome, now).await;
+        self.adopt(revision)
+    }
+
+    /// Erases every record of a key for good; returns how many records were erased.
+    pub async fn forget(&self, key: &MemoryKey) -> Result<usize, ReviseError> {
+        let revision = revise::forget(&self.ports.store, key).await;
+        self.adopt(revision).map(|ids| ids.len())
+    }
+
+    /// The stored memory as the text of an export file (history included, settings
+    /// and API key never). The page offers it as a download.
+    pub async fn export_json(&self, embeddings: Embeddings) -> Result<String, TransferError> {
+        transfer::export_json(&self.ports.store, self.ports.clock.now(), embeddings).await
+    }
+
+    /// Validates an import file and previews it; nothing is written yet. Show
+    /// `pending.preview`, then call [`Session::apply_import`] with the chosen mode.
+    pub async fn preview_import(&self, bytes: &[u8]) -> Result<PendingImport, TransferError> {
+        transfer::preview_import(&self.ports.store, bytes).await
+    }
+
+    /// Applies a previewed import in one store call; refused with
+    /// [`ReviseError::ChangedSincePreview`] if the memory changed since the preview.
+    pub async fn apply_import(
+        &self,
+        pending: &PendingImport,
+        mode: ImportMode,
+    ) -> Result<ImportPlan, ReviseError> {
+        let revision = transfer::apply_import(&self.ports.store, pending, mode).await;
+        self.adopt(revision)
+    }
+
+    /// Takes on the store's memory as a revision left it, and returns its outcome.
+    fn adopt<T>(&self, revision: Revision<T>) -> Result<T, ReviseError> {
+        if let Some(memory) = revision.memory {
+            *self.memory.borrow_mut() = memory;
+        }
+        revision.outcome
     }
 
     pub fn settings(&self) -> Settings {
@@ -107,7 +242,14 @@ where
             question,
             one_time_clarification,
         )?;
-        ask::send(&self.ports.llm, &settings, prepared).await
+        let turn = ask::send(&self.ports.llm, &settings, prepared).await?;
+        if let Some(applied) = &turn.prepared.applied {
+            // Bookkeeping only: a failed count loses one statistic, never a lesson,
+            // so it does not fail the turn.
+            let revision = revise::count_applied(&self.ports.store, &applied.record.id).await;
+            let _ = self.adopt(revision);
+        }
+        Ok(turn)
     }
 
     /// Stores the user's clarification for a turn (or keeps it for this turn only).
@@ -116,19 +258,19 @@ where
         turn: &Turn,
         correction: Correction,
     ) -> Result<CorrectionOutcome, CorrectError> {
-        let snapshot = self.memory.borrow().clone();
-        let outcome = correct::save_correction(
+        let view = self.memory.borrow().clone();
+        let (memory, outcome) = correct::save_correction(
             &self.ports.store,
-            &snapshot,
+            &view,
             &self.ports.clock,
             &self.ports.ids,
             turn,
             correction,
         )
-        .await?;
-        if let CorrectionOutcome::Saved(written) = &outcome {
-            self.memory.borrow_mut().apply(written);
+        .await;
+        if let Some(memory) = memory {
+            *self.memory.borrow_mut() = memory;
         }
-        Ok(outcome)
+        outcome
     }
 }

@@ -2,12 +2,18 @@
 //!
 //! Corrections replace; they never stack. A new clarification for a key that already
 //! has a current record supersedes it, so a prompt can only ever carry one lesson per
-//! request, and the replaced lesson stays readable in history.
+//! request, and the replaced lesson stays readable in history. Every checked write
+//! names the version it read, so a write based on a stale view is refused instead of
+//! silently overwriting a lesson someone else (another tab) changed in between.
+
+use thiserror::Error;
 
 use crate::domain::memory_key::MemoryKey;
 use crate::domain::record::{
-    MemoryRecord, RecordId, RecordKind, RecordState, RecordStats, Scope, Source, Timestamp,
+    Actor, ChangeNote, ChangeReason, MemoryRecord, RecordId, RecordKind, RecordState, RecordStats,
+    Scope, Source, Timestamp,
 };
+use crate::domain::write_gate::{self, Durability, Origin, Refusal};
 
 /// What the user taught, before the memory gives it an id, a version and a place.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,11 +24,59 @@ pub struct Lesson {
     pub source: Source,
 }
 
-/// The records a write produced: the new current one, and the one it replaced.
+/// The records a write produced: the new current one, the one it replaced, and the
+/// lesson of another key that was applied to the corrected turn and misfired.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Written {
     pub current: MemoryRecord,
     pub replaced: Option<MemoryRecord>,
+    /// Only set by a correction whose turn had a lesson of a *different* key applied:
+    /// that lesson stays current (it may be right for its own questions) but its
+    /// failure count went up.
+    pub misfired: Option<MemoryRecord>,
+}
+
+impl Written {
+    /// Every record this write puts into the store, in one transaction.
+    pub fn records(&self) -> Vec<MemoryRecord> {
+        std::iter::once(&self.current)
+            .chain(&self.replaced)
+            .chain(&self.misfired)
+            .cloned()
+            .collect()
+    }
+}
+
+/// Why a planned change was refused; nothing is written in any of these cases.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum MemoryError {
+    /// The write named a version that is no longer the current one. `current` is what
+    /// is current now (none if the lesson was withdrawn), so the page can show it.
+    #[error(
+        "this lesson changed since you read it (you had {}, now {}); review the current one and try again",
+        describe_version(*expected),
+        describe_version(current.as_ref().map(|c| c.version))
+    )]
+    Stale {
+        expected: Option<u32>,
+        current: Option<Box<MemoryRecord>>,
+    },
+    #[error(
+        "this lesson no longer exists (it may have been forgotten in another tab); reload the memory"
+    )]
+    UnknownRecord(RecordId),
+    #[error(
+        "this lesson replaced nothing, so there is no earlier version to restore; withdraw it instead"
+    )]
+    NothingToRestore,
+    #[error("nothing to save: the new text is the same as the current lesson")]
+    Unchanged,
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+}
+
+fn describe_version(version: Option<u32>) -> String {
+    version.map_or_else(|| "no lesson".to_string(), |v| format!("version {v}"))
 }
 
 /// All records, current and historical, as one value.
@@ -49,6 +103,12 @@ impl FeedbackMemory {
         self.current().find(|r| &r.key == key)
     }
 
+    /// The version a writer should name for `key`: that of its current record, or
+    /// `None` when the key has no current lesson.
+    pub fn current_version(&self, key: &MemoryKey) -> Option<u32> {
+        self.current_for(key).map(|r| r.version)
+    }
+
     pub fn get(&self, id: &RecordId) -> Option<&MemoryRecord> {
         self.records.iter().find(|r| &r.id == id)
     }
@@ -61,17 +121,149 @@ impl FeedbackMemory {
         of_key
     }
 
-    /// Plans the write of a lesson without changing the memory: the new record, and
-    /// the record it supersedes if its key already had a current one.
+    /// Plans the write of a lesson as the newest word on its key, without a version
+    /// check. For callers that own the memory they write to (the benchmark harness,
+    /// tests); the page uses [`FeedbackMemory::plan_correction`].
     pub fn plan_write(&self, lesson: Lesson, id: RecordId, now: Timestamp) -> Written {
         let key = MemoryKey::of_question(&lesson.question);
+        self.supersede(key, lesson, None, id, now, ChangeReason::Corrected)
+    }
+
+    /// Plans a correction: the lesson becomes the current record of its question's key
+    /// and supersedes the one there, if `expected` (the version the writer read, `None`
+    /// for "no current lesson") still holds. `applied` is the lesson the corrected turn
+    /// carried: it evidently did not help, so its failure count goes up.
+    pub fn plan_correction(
+        &self,
+        lesson: Lesson,
+        expected: Option<u32>,
+        applied: Option<&RecordId>,
+        id: RecordId,
+        now: Timestamp,
+    ) -> Result<Written, MemoryError> {
+        let key = MemoryKey::of_question(&lesson.question);
+        self.check_key(&key, expected)?;
+        let reason = match (self.current_for(&key), applied) {
+            (Some(target), Some(applied)) if &target.id == applied => {
+                ChangeReason::CorrectedAfterApplied
+            }
+            _ => ChangeReason::Corrected,
+        };
+        let mut written = self.supersede(key, lesson, applied, id, now, reason);
+        let misfired = applied
+            .filter(|applied| written.replaced.as_ref().is_none_or(|r| &r.id != *applied))
+            .and_then(|applied| self.get(applied))
+            .map(|record| MemoryRecord {
+                stats: record.stats.failed_after_applied(),
+                ..record.clone()
+            });
+        written.misfired = misfired;
+        Ok(written)
+    }
+
+    /// Plans an edit of a current lesson's text: a new record with the same question
+    /// supersedes it. The new text passes the write gate like any typed correction.
+    pub fn plan_edit(
+        &self,
+        id: &RecordId,
+        expected: u32,
+        clarification: &str,
+        new_id: RecordId,
+        now: Timestamp,
+    ) -> Result<Written, MemoryError> {
+        let record = self.check_current(id, expected)?;
+        let clarification = clarification.trim();
+        write_gate::admit(clarification, Origin::UserTyped, Durability::Lasting)?;
+        if clarification == record.clarification {
+            return Err(MemoryError::Unchanged);
+        }
+        let lesson = Lesson {
+            question: record.question.clone(),
+            clarification: clarification.to_string(),
+            kind: record.kind.clone(),
+            source: Source::UserStated,
+        };
+        Ok(self.supersede(
+            record.key.clone(),
+            lesson,
+            None,
+            new_id,
+            now,
+            ChangeReason::Edited,
+        ))
+    }
+
+    /// Plans counting one application of a lesson; `None` if it is gone or no longer
+    /// current (then there is nothing to count).
+    pub fn plan_applied(&self, id: &RecordId) -> Option<MemoryRecord> {
+        self.get(id)
+            .filter(|r| r.is_current())
+            .map(|r| MemoryRecord {
+                stats: r.stats.applied(),
+                ..r.clone()
+            })
+    }
+
+    /// Refuses unless `expected` is the version of `key`'s current record.
+    pub fn check_key(&self, key: &MemoryKey, expected: Option<u32>) -> Result<(), MemoryError> {
+        let current = self.current_for(key);
+        if current.map(|r| r.version) == expected {
+            Ok(())
+        } else {
+            Err(MemoryError::Stale {
+                expected,
+                current: current.cloned().map(Box::new),
+            })
+        }
+    }
+
+    /// The record `id`, if it is still the current record of its key at `expected`.
+    pub fn check_current(
+        &self,
+        id: &RecordId,
+        expected: u32,
+    ) -> Result<&MemoryRecord, MemoryError> {
+        let record = self
+            .get(id)
+            .ok_or_else(|| MemoryError::UnknownRecord(id.clone()))?;
+        match self.current_for(&record.key) {
+            Some(current) if &current.id == id && current.version == expected => Ok(current),
+            current => Err(MemoryError::Stale {
+                expected: Some(expected),
+                current: current.cloned().map(Box::new),
+            }),
+        }
+    }
+
+    /// The next version number of a key: one past the highest ever written, so a
+    /// version is never reused even after withdrawals and undos.
+    fn next_version(&self, key: &MemoryKey) -> u32 {
+        self.records
+            .iter()
+            .filter(|r| &r.key == key)
+            .map(|r| r.version)
+            .max()
+            .map_or(1, |v| v.saturating_add(1))
+    }
+
+    fn supersede(
+        &self,
+        key: MemoryKey,
+        lesson: Lesson,
+        applied: Option<&RecordId>,
+        id: RecordId,
+        now: Timestamp,
+        reason: ChangeReason,
+    ) -> Written {
         let previous = self.current_for(&key);
-        let version = self
-            .history(&key)
-            .last()
-            .map_or(1, |latest| latest.version + 1);
+        let note = ChangeNote {
+            at: now,
+            by: Actor::User,
+            reason,
+        };
         let current = MemoryRecord {
             id: id.clone(),
+            version: self.next_version(&key),
             key,
             question: lesson.question,
             clarification: lesson.clarification,
@@ -79,25 +271,39 @@ impl FeedbackMemory {
             scope: Scope::Always,
             source: lesson.source,
             created_at: now,
-            version,
             supersedes: previous.map(|p| p.id.clone()),
             superseded_by: None,
             state: RecordState::Current,
             stats: RecordStats::default(),
+            change: Some(note),
             embedding: None,
         };
         let replaced = previous.map(|p| MemoryRecord {
             state: RecordState::Superseded,
             superseded_by: Some(id),
+            change: Some(note),
+            stats: if applied == Some(&p.id) {
+                p.stats.failed_after_applied()
+            } else {
+                p.stats
+            },
             ..p.clone()
         });
-        Written { current, replaced }
+        Written {
+            current,
+            replaced,
+            misfired: None,
+        }
     }
 
     /// Applies records produced by a plan (or read back from storage), replacing any
     /// stored record with the same id.
     pub fn apply(&mut self, written: &Written) {
-        for record in std::iter::once(&written.current).chain(written.replaced.as_ref()) {
+        self.apply_records(&written.records());
+    }
+
+    pub fn apply_records(&mut self, records: &[MemoryRecord]) {
+        for record in records {
             self.upsert(record.clone());
         }
     }
@@ -107,6 +313,11 @@ impl FeedbackMemory {
             Some(slot) => *slot = record,
             None => self.records.push(record),
         }
+    }
+
+    /// Drops records for good (after the store erased them).
+    pub fn erase(&mut self, ids: &[RecordId]) {
+        self.records.retain(|r| !ids.contains(&r.id));
     }
 }
 

@@ -116,7 +116,7 @@ impl PromptTemplate {
     /// Parses `q1[SEP] r1[SEP]q2[SEP] r2 …`: an even number of `[SEP]`-separated parts.
     pub fn from_paper_format(text: &str) -> Result<Self, PromptError> {
         let parts: Vec<&str> = text.split(SEP_TOKEN).collect();
-        if parts.len() % 2 != 0 {
+        if !parts.len().is_multiple_of(2) {
             return Err(PromptError::Malformed(format!(
                 "{} parts, expected question/reply pairs",
                 parts.len()
@@ -182,6 +182,14 @@ impl PromptTemplate {
             content: query.to_string(),
         });
         messages
+    }
+
+    /// The prompt for a mode with every example, whatever its size.
+    pub fn rendered(&self, mode: PromptMode, query: &str) -> RenderedPrompt {
+        match mode {
+            PromptMode::Completion => RenderedPrompt::Completion(self.completion_text(query)),
+            PromptMode::Chat => RenderedPrompt::Chat(self.chat_messages(query)),
+        }
     }
 
     /// Renders the prompt for a mode within a token budget: while the whole prompt

@@ -62,6 +62,71 @@ pub struct RecordStats {
     pub times_failed_after_applied: u32,
 }
 
+/// A lesson is flagged for review only once it has misfired at least this often.
+pub const REVIEW_MIN_FAILURES: u32 = 2;
+
+impl RecordStats {
+    /// The lesson was attached to a question that was sent to the model.
+    pub fn applied(self) -> Self {
+        RecordStats {
+            times_applied: self.times_applied.saturating_add(1),
+            ..self
+        }
+    }
+
+    /// The lesson was attached, and the user still had to correct the understanding.
+    pub fn failed_after_applied(self) -> Self {
+        RecordStats {
+            times_failed_after_applied: self.times_failed_after_applied.saturating_add(1),
+            ..self
+        }
+    }
+
+    /// Flags a lesson that misfires: at least [`REVIEW_MIN_FAILURES`] failures, and at
+    /// least half of its applications failed. Two failures out of two hundred uses is a
+    /// good lesson on hard questions; two out of three is a lesson that misleads.
+    pub fn needs_review(&self) -> bool {
+        let failed = u64::from(self.times_failed_after_applied);
+        failed >= u64::from(REVIEW_MIN_FAILURES) && failed * 2 >= u64::from(self.times_applied)
+    }
+}
+
+/// Who made a change to the memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Actor {
+    /// The user, through the page.
+    User,
+    /// An import of an exported memory file.
+    Import,
+}
+
+/// Why a record was written or left the current state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeReason {
+    /// A correction after a turn: the lesson for this kind of question was replaced.
+    Corrected,
+    /// A correction after a turn that had this lesson applied and was still misread.
+    CorrectedAfterApplied,
+    /// The user edited the lesson's text in the memory browser.
+    Edited,
+    /// The user withdrew the lesson; it stays in history.
+    Withdrawn,
+    /// The user undid a change; the record was withdrawn or restored by the undo.
+    Undone,
+}
+
+/// The latest event that touched a record: when, by whom and why. A record written
+/// in place of another carries the same note as the one it replaced, so history reads
+/// "replaced at T by the user because of an edit" on both sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChangeNote {
+    pub at: Timestamp,
+    pub by: Actor,
+    pub reason: ChangeReason,
+}
+
 /// One stored lesson with its provenance and its place in its key's history.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MemoryRecord {
@@ -81,6 +146,9 @@ pub struct MemoryRecord {
     pub state: RecordState,
     #[serde(default)]
     pub stats: RecordStats,
+    /// The latest change of this record; absent on records stored before notes existed.
+    #[serde(default)]
+    pub change: Option<ChangeNote>,
     /// The question's embedding under a named model; recomputed when the model changes.
     #[serde(default)]
     pub embedding: Option<StoredEmbedding>,
@@ -96,5 +164,66 @@ pub struct StoredEmbedding {
 impl MemoryRecord {
     pub fn is_current(&self) -> bool {
         self.state == RecordState::Current
+    }
+
+    /// A current lesson that misfires often enough to be shown to the user for review.
+    pub fn is_flagged(&self) -> bool {
+        self.is_current() && self.stats.needs_review()
+    }
+
+    /// When this record last changed: its latest note, or its creation.
+    pub fn changed_at(&self) -> Timestamp {
+        self.change.map_or(self.created_at, |note| note.at)
+    }
+
+    /// Whether two records teach the same thing (ids, history and stats aside).
+    pub fn same_lesson(&self, other: &MemoryRecord) -> bool {
+        self.key == other.key
+            && self.question == other.question
+            && self.clarification == other.clarification
+            && self.kind == other.kind
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(applied: u32, failed: u32) -> RecordStats {
+        RecordStats {
+            times_applied: applied,
+            times_failed_after_applied: failed,
+        }
+    }
+
+    #[test]
+    fn a_lesson_needs_review_after_two_failures_in_at_most_four_uses() {
+        assert!(!stats(1, 1).needs_review());
+        assert!(stats(2, 2).needs_review());
+        assert!(stats(4, 2).needs_review());
+        assert!(!stats(5, 2).needs_review());
+        assert!(!stats(200, 2).needs_review());
+    }
+
+    #[test]
+    fn counting_an_application_and_a_failure_adds_one_each() {
+        let counted = RecordStats::default()
+            .applied()
+            .applied()
+            .failed_after_applied();
+        assert_eq!(counted, stats(2, 1));
+        assert_eq!(stats(u32::MAX, 0).applied().times_applied, u32::MAX);
+    }
+
+    #[test]
+    fn a_record_stored_before_change_notes_existed_still_reads() {
+        let stored = r#"{"id":"a","key":"what is like < > ?","question":"What is like < fast > ?",
+            "clarification":"I want a synonym","kind":"clarification","scope":"always",
+            "source":"user_stated","created_at":1,"version":1,"supersedes":null,
+            "superseded_by":null,"state":"current"}"#;
+        let record: MemoryRecord = serde_json::from_str(stored).expect("old records read");
+        assert_eq!(record.change, None);
+        assert_eq!(record.stats, RecordStats::default());
+        assert_eq!(record.changed_at(), Timestamp(1));
     }
 }

@@ -7,6 +7,7 @@
 pub mod hybrid;
 pub mod levenshtein_retriever;
 pub mod semantic;
+pub mod vector_index;
 
 use crate::domain::memory_key::MemoryKey;
 use crate::domain::record::{MemoryRecord, RecordId};
@@ -48,6 +49,16 @@ pub enum Score {
     NormalisedDistance(f32),
     /// Cosine similarity of embeddings (larger is closer).
     Cosine(f32),
+}
+
+impl Score {
+    /// The bare number, for machine-readable output (the page's `data-score`).
+    pub fn value(&self) -> f32 {
+        match *self {
+            Score::Distance(d) => d as f32,
+            Score::NormalisedDistance(d) | Score::Cosine(d) => d,
+        }
+    }
 }
 
 impl std::fmt::Display for Score {

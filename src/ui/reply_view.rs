@@ -52,7 +52,7 @@ fn Reply(turn: Turn) -> impl IntoView {
 #[component]
 fn Applied(applied: AppliedMemory) -> impl IntoView {
     let score = applied.score.to_string();
-    let score_attribute = score.clone();
+    let score_attribute = applied.score.value().to_string();
     view! {
         <aside id="applied-memory" class="applied" data-score=score_attribute>
             <strong>"Applied memory: "</strong>

@@ -29,6 +29,7 @@ pub fn SettingsPanel() -> impl IntoView {
     let api_key = RwSignal::new(initial.endpoint.api_key.clone().unwrap_or_default());
     let model = RwSignal::new(initial.endpoint.model.clone());
     let mode = RwSignal::new(mode_name(initial.endpoint.mode).to_string());
+    let timeout = RwSignal::new(initial.endpoint.timeout_seconds.to_string());
     let status = RwSignal::new(String::new());
 
     let on_submit = move |ev: SubmitEvent| {
@@ -40,6 +41,11 @@ pub fn SettingsPanel() -> impl IntoView {
         settings.endpoint.api_key = (!key.trim().is_empty()).then_some(key);
         settings.endpoint.model = model.get_untracked().trim().to_string();
         settings.endpoint.mode = mode_from(&mode.get_untracked());
+        let Ok(seconds) = timeout.get_untracked().trim().parse::<u64>() else {
+            status.set("Not saved: the timeout must be a whole number of seconds".into());
+            return;
+        };
+        settings.endpoint.timeout_seconds = seconds;
         status.set(match session.save_settings(settings) {
             Ok(()) => "Settings saved".into(),
             Err(e) => format!("Not saved: {e}"),
@@ -64,6 +70,9 @@ pub fn SettingsPanel() -> impl IntoView {
                     <option value="completion">"completion"</option>
                     <option value="chat">"chat"</option>
                 </select>
+                <label for="settings-timeout">"Timeout (seconds)"</label>
+                <input id="settings-timeout" type="number" min="1" prop:value=timeout
+                    on:input=move |ev| timeout.set(event_target_value(&ev))/>
                 <button id="settings-save" type="submit">"Save settings"</button>
                 <span id="settings-status" class="status">{move || status.get()}</span>
             </form>

@@ -57,7 +57,7 @@ test('a good turn after errors clears the error', { timeout: 60_000 }, async () 
 
 // The fake holds "__slow__" for 30 s, so this needs the app's request timeout below that.
 test('endpoint too slow: "timed out"', { timeout: 90_000 }, async () => {
-  await saveSettings(page, { baseUrl: fake.baseUrl, mode: 'completion' });
+  await saveSettings(page, { baseUrl: fake.baseUrl, mode: 'completion', timeoutSeconds: 3 });
   const before = (await turnState(page)).memoryCount;
   await page.fill('#ask-input', 'What is like < __slow__ > ?');
   await page.click('#ask-submit');

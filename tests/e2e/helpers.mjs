@@ -79,11 +79,12 @@ export async function openApp(page, url) {
 }
 
 /** Fills the settings form and saves it; waits for "Settings saved". */
-export async function saveSettings(page, { baseUrl, mode, model, apiKey } = {}) {
+export async function saveSettings(page, { baseUrl, mode, model, apiKey, timeoutSeconds } = {}) {
   if (baseUrl !== undefined) await page.fill('#settings-base-url', baseUrl);
   if (apiKey !== undefined) await page.fill('#settings-api-key', apiKey);
   if (model !== undefined) await page.fill('#settings-model', model);
   if (mode !== undefined) await page.selectOption('#settings-mode', mode);
+  if (timeoutSeconds !== undefined) await page.fill('#settings-timeout', String(timeoutSeconds));
   await page.click('#settings-save');
   await waitForText(page, '#settings-status', 'Settings saved');
 }

@@ -142,7 +142,7 @@ mod tests {
 
     #[test]
     fn a_similar_embedding_of_the_opposite_request_is_refused() {
-        let stored = vec![with_embedding(
+        let stored = [with_embedding(
             records(&[("What is unlike < fast > ?", "I want an antonym")]).remove(0),
             &[1.0, 0.0],
         )];
@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn a_similar_paraphrase_is_applied() {
-        let stored = vec![with_embedding(
+        let stored = [with_embedding(
             records(&[("What is like < fast > ?", "I want a synonym")]).remove(0),
             &[1.0, 0.0],
         )];

@@ -1,0 +1,28 @@
+//! A memory store that tells the other tabs after each committed change.
+//!
+//! Announcing in the store, not in each use-case, means no write path can forget it,
+//! and a failed write is never announced.
+
+use crate::app::ports::{ChangeFeed, MemoryStore, StoreError};
+use crate::domain::record::{MemoryRecord, RecordId};
+
+pub struct AnnouncedStore<S, F> {
+    pub store: S,
+    pub feed: F,
+}
+
+impl<S: MemoryStore, F: ChangeFeed> MemoryStore for AnnouncedStore<S, F> {
+    async fn load(&self) -> Result<Vec<MemoryRecord>, StoreError> {
+        self.store.load().await
+    }
+
+    async fn commit(&self, put: &[MemoryRecord], erase: &[RecordId]) -> Result<(), StoreError> {
+        self.store.commit(put, erase).await?;
+        self.feed.announce();
+        Ok(())
+    }
+
+    async fn request_persistence(&self) -> Result<bool, StoreError> {
+        self.store.request_persistence().await
+    }
+}

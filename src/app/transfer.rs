@@ -1,0 +1,80 @@
+//! Export and import use-cases: the file is written from, and applied to, what the
+//! store holds, never the page's possibly older view.
+//!
+//! An import is two steps the user sees: a preview of what the file would change,
+//! then the chosen mode applied in one store call. If the memory changed between
+//! the two (another tab), the import is refused rather than applied to a memory the
+//! user did not preview.
+
+use thiserror::Error;
+
+use crate::app::ports::{MemoryStore, StoreError};
+use crate::app::revise::{ReviseError, Revision, StoreChange, revise};
+use crate::domain::export::{Embeddings, ExportDocument, export};
+use crate::domain::import::{ImportRejection, parse_import};
+use crate::domain::import_plan::{ImportMode, ImportPlan, ImportPreview, plan_import, preview};
+use crate::domain::memory::FeedbackMemory;
+use crate::domain::record::Timestamp;
+
+/// The version written into every export's `app_version`.
+pub const APP_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum TransferError {
+    #[error(transparent)]
+    Rejected(#[from] ImportRejection),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the export could not be written ({0}); nothing was downloaded")]
+    Encode(String),
+}
+
+/// A validated file and what it would change, waiting for the user's choice.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingImport {
+    pub document: ExportDocument,
+    pub preview: ImportPreview,
+}
+
+/// The JSON text of the whole stored memory, history included.
+pub async fn export_json(
+    store: &impl MemoryStore,
+    now: Timestamp,
+    embeddings: Embeddings,
+) -> Result<String, TransferError> {
+    let records = store.load().await?;
+    export(&records, now, APP_VERSION, embeddings)
+        .to_json()
+        .map_err(|e| TransferError::Encode(e.to_string()))
+}
+
+/// Validates a file and previews it against the stored memory. Nothing is written.
+pub async fn preview_import(
+    store: &impl MemoryStore,
+    bytes: &[u8],
+) -> Result<PendingImport, TransferError> {
+    let document = parse_import(bytes)?;
+    let existing = FeedbackMemory::from_records(store.load().await?);
+    let preview = preview(&existing, &document);
+    Ok(PendingImport { document, preview })
+}
+
+/// Applies a previewed import with the chosen mode, in one store call.
+pub async fn apply_import(
+    store: &impl MemoryStore,
+    pending: &PendingImport,
+    mode: ImportMode,
+) -> Revision<ImportPlan> {
+    revise(store, |memory| {
+        if preview(memory, &pending.document) != pending.preview {
+            return Err(ReviseError::ChangedSincePreview);
+        }
+        let plan = plan_import(memory, &pending.document, mode);
+        let change = StoreChange {
+            put: plan.put.clone(),
+            erase: plan.erase.clone(),
+        };
+        Ok((plan, change))
+    })
+    .await
+}

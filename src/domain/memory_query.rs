@@ -1,0 +1,103 @@
+//! Listing the memory for the memory browser: search text and filters, no I/O.
+//!
+//! The page re-runs the query on every keystroke over the records it already holds,
+//! so the query is a pure function of the memory and the filter.
+
+use crate::domain::memory::FeedbackMemory;
+use crate::domain::record::{MemoryRecord, RecordKind, RecordState};
+
+/// Which kinds of lesson to show.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum KindFilter {
+    #[default]
+    Any,
+    Clarification,
+    VerifiedExample,
+}
+
+/// Which states to show. The default read shows current lessons only; history is
+/// asked for explicitly.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StateFilter {
+    #[default]
+    Current,
+    Superseded,
+    Withdrawn,
+    Any,
+}
+
+/// A search over the memory; `MemoryFilter::default()` lists every current lesson.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MemoryFilter {
+    /// Matched case-insensitively against question, clarification, key, and a
+    /// verified example's understanding and answer. Blank matches everything.
+    pub text: String,
+    pub kind: KindFilter,
+    pub state: StateFilter,
+    /// Only lessons that misfire often enough to need review ([`MemoryRecord::is_flagged`]).
+    pub flagged_only: bool,
+}
+
+impl MemoryFilter {
+    pub fn matches(&self, record: &MemoryRecord) -> bool {
+        self.matches_state(record)
+            && self.matches_kind(record)
+            && (!self.flagged_only || record.is_flagged())
+            && self.matches_text(record)
+    }
+
+    fn matches_state(&self, record: &MemoryRecord) -> bool {
+        match self.state {
+            StateFilter::Any => true,
+            StateFilter::Current => record.state == RecordState::Current,
+            StateFilter::Superseded => record.state == RecordState::Superseded,
+            StateFilter::Withdrawn => record.state == RecordState::Withdrawn,
+        }
+    }
+
+    fn matches_kind(&self, record: &MemoryRecord) -> bool {
+        matches!(
+            (self.kind, &record.kind),
+            (KindFilter::Any, _)
+                | (KindFilter::Clarification, RecordKind::Clarification)
+                | (
+                    KindFilter::VerifiedExample,
+                    RecordKind::VerifiedExample { .. }
+                )
+        )
+    }
+
+    fn matches_text(&self, record: &MemoryRecord) -> bool {
+        let needle = self.text.trim().to_lowercase();
+        if needle.is_empty() {
+            return true;
+        }
+        let example = match &record.kind {
+            RecordKind::VerifiedExample {
+                understanding,
+                answer,
+            } => [understanding.as_str(), answer.as_str()],
+            RecordKind::Clarification => ["", ""],
+        };
+        [
+            record.question.as_str(),
+            record.clarification.as_str(),
+            record.key.as_str(),
+        ]
+        .into_iter()
+        .chain(example)
+        .any(|text| text.to_lowercase().contains(&needle))
+    }
+}
+
+/// The records that match `filter`, most recently changed first (ties by id, so the
+/// order is stable across reloads).
+pub fn list<'m>(memory: &'m FeedbackMemory, filter: &MemoryFilter) -> Vec<&'m MemoryRecord> {
+    let mut found: Vec<&MemoryRecord> = memory
+        .records()
+        .iter()
+        .filter(|r| filter.matches(r))
+        .collect();
+    found.sort_by(|a, b| b.changed_at().cmp(&a.changed_at()).then(a.id.cmp(&b.id)));
+    found
+}

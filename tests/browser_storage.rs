@@ -1,0 +1,94 @@
+//! The browser adapters against the real platform: IndexedDB and localStorage in
+//! headless Chromium (run by wasm-bindgen-test-runner through chromedriver).
+#![cfg(target_arch = "wasm32")]
+
+use remind::adapters::idb_store::IdbStore;
+use remind::adapters::local_settings::LocalSettings;
+use remind::app::ports::{MemoryStore, SettingsStore};
+use remind::app::settings::Settings;
+use remind::domain::memory::{FeedbackMemory, Lesson};
+use remind::domain::record::{RecordId, RecordKind, RecordState, Source, Timestamp};
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn lesson(question: &str, clarification: &str) -> Lesson {
+    Lesson {
+        question: question.into(),
+        clarification: clarification.into(),
+        kind: RecordKind::Clarification,
+        source: Source::UserStated,
+    }
+}
+
+#[wasm_bindgen_test]
+async fn a_committed_write_is_read_back_by_a_new_connection() {
+    let store = IdbStore;
+    let id = format!("browser-test-{}", js_sys::Date::now());
+    let written = FeedbackMemory::default().plan_write(
+        lesson(
+            "What is like < fast > ?",
+            "when I ask for like, I want a synonym.",
+        ),
+        RecordId(id.clone()),
+        Timestamp(1),
+    );
+    store
+        .write(std::slice::from_ref(&written.current))
+        .await
+        .expect("the write commits");
+
+    let loaded = store.load().await.expect("the store reads back");
+    let found = loaded
+        .iter()
+        .find(|r| r.id.0 == id)
+        .expect("the written record is stored");
+    assert_eq!(found, &written.current);
+}
+
+#[wasm_bindgen_test]
+async fn a_superseding_write_stores_both_records_in_one_transaction() {
+    let store = IdbStore;
+    let stamp = js_sys::Date::now();
+    let mut memory = FeedbackMemory::default();
+    let first = memory.plan_write(
+        lesson("What is unlike < hot > ?", "I want a homonym"),
+        RecordId(format!("old-{stamp}")),
+        Timestamp(1),
+    );
+    memory.apply(&first);
+    store.write(&[first.current.clone()]).await.unwrap();
+
+    let second = memory.plan_write(
+        lesson("what is unlike < cold > ?", "I want an antonym"),
+        RecordId(format!("new-{stamp}")),
+        Timestamp(2),
+    );
+    let mut records = vec![second.current.clone()];
+    records.extend(second.replaced.clone());
+    store.write(&records).await.unwrap();
+
+    let loaded = store.load().await.unwrap();
+    let old = loaded
+        .iter()
+        .find(|r| r.id.0 == format!("old-{stamp}"))
+        .unwrap();
+    let new = loaded
+        .iter()
+        .find(|r| r.id.0 == format!("new-{stamp}"))
+        .unwrap();
+    assert_eq!(old.state, RecordState::Superseded);
+    assert_eq!(new.state, RecordState::Current);
+    assert_eq!(new.supersedes, Some(old.id.clone()));
+}
+
+#[wasm_bindgen_test]
+fn settings_survive_in_local_storage() {
+    let mut settings = Settings::default();
+    settings.endpoint.base_url = "http://127.0.0.1:9999/v1".into();
+    settings.endpoint.model = "browser-test-model".into();
+    LocalSettings
+        .save(&settings)
+        .expect("localStorage accepts the settings");
+    assert_eq!(LocalSettings.load(), Some(settings));
+}

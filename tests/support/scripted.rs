@@ -1,0 +1,168 @@
+//! Deterministic stand-ins for the platform ports, shared by the native test files:
+//! a scripted model whose reply depends only on the prompt it receives, a clock and
+//! id source that count, a settings store in memory, and a store shared by sessions.
+
+#![allow(dead_code)]
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::pin::pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use remind::adapters::in_memory_store::InMemoryStore;
+use remind::app::ports::{
+    Clock, Completion, CompletionRequest, IdSource, LanguageModel, LlmError, MemoryStore,
+    SettingsStore, StoreError,
+};
+use remind::app::session::{Ports, Session};
+use remind::app::settings::{Endpoint, Settings};
+use remind::domain::memory_key::marked_word;
+use remind::domain::prompt::{RenderedPrompt, SEPARATOR};
+use remind::domain::record::{MemoryRecord, RecordId, Timestamp};
+
+/// Runs a future of the native adapters, which all complete on their first poll.
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(value) = future.as_mut().poll(&mut cx) {
+            return value;
+        }
+    }
+}
+
+/// The query a completion prompt ends with: the text between the last two separators.
+pub fn query_of(prompt: &RenderedPrompt) -> String {
+    match prompt {
+        RenderedPrompt::Completion(text) => {
+            let parts: Vec<&str> = text.split(SEPARATOR).collect();
+            parts
+                .len()
+                .checked_sub(2)
+                .map_or(String::new(), |i| parts[i].to_string())
+        }
+        RenderedPrompt::Chat(messages) => {
+            messages.last().map_or(String::new(), |m| m.content.clone())
+        }
+    }
+}
+
+/// Reads a lexical question the way a small model misreads it: without a
+/// clarification it takes "like" as "sounds like"; with one, it follows its wording.
+#[derive(Default)]
+pub struct ScriptedModel {
+    pub queries: RefCell<Vec<String>>,
+}
+
+impl ScriptedModel {
+    pub fn reply_to(query: &str) -> String {
+        let word = marked_word(query).unwrap_or("it");
+        let clarification = query
+            .split_once("| clarification:")
+            .map(|(_, fb)| fb.to_lowercase());
+        let meaning = match clarification.as_deref() {
+            Some(fb) if fb.contains("antonym") => "the antonym",
+            Some(fb) if fb.contains("synonym") => "the synonym",
+            Some(fb) if fb.contains("rhyme") => "a rhyme",
+            _ => "a word that sounds like",
+        };
+        format!("{meaning} for {word} is answer END")
+    }
+}
+
+impl LanguageModel for ScriptedModel {
+    async fn complete(
+        &self,
+        _endpoint: &Endpoint,
+        request: &CompletionRequest,
+    ) -> Result<Completion, LlmError> {
+        let query = query_of(&request.prompt);
+        self.queries.borrow_mut().push(query.clone());
+        Ok(Completion {
+            text: ScriptedModel::reply_to(&query),
+            stopped: false,
+        })
+    }
+}
+
+/// A clock that advances one millisecond per reading.
+#[derive(Default)]
+pub struct TickingClock(Cell<i64>);
+
+impl Clock for TickingClock {
+    fn now(&self) -> Timestamp {
+        self.0.set(self.0.get() + 1);
+        Timestamp(self.0.get())
+    }
+}
+
+/// Ids `<prefix>-1`, `<prefix>-2`, …; sessions use distinct prefixes.
+pub struct CountingIds {
+    prefix: &'static str,
+    next: Cell<u32>,
+}
+
+impl CountingIds {
+    pub fn new(prefix: &'static str) -> Self {
+        CountingIds {
+            prefix,
+            next: Cell::new(0),
+        }
+    }
+}
+
+impl IdSource for CountingIds {
+    fn next_id(&self) -> RecordId {
+        self.next.set(self.next.get() + 1);
+        RecordId(format!("{}-{}", self.prefix, self.next.get()))
+    }
+}
+
+#[derive(Default)]
+pub struct SettingsInMemory(RefCell<Option<Settings>>);
+
+impl SettingsStore for SettingsInMemory {
+    fn load(&self) -> Option<Settings> {
+        self.0.borrow().clone()
+    }
+
+    fn save(&self, settings: &Settings) -> Result<(), StoreError> {
+        *self.0.borrow_mut() = Some(settings.clone());
+        Ok(())
+    }
+}
+
+/// One store seen by several sessions, as tabs (or a reload) see one IndexedDB.
+#[derive(Clone, Default)]
+pub struct SharedStore(pub Rc<InMemoryStore>);
+
+impl MemoryStore for SharedStore {
+    async fn load(&self) -> Result<Vec<MemoryRecord>, StoreError> {
+        self.0.load().await
+    }
+
+    async fn write(&self, records: &[MemoryRecord]) -> Result<(), StoreError> {
+        self.0.write(records).await
+    }
+
+    async fn commit(&self, put: &[MemoryRecord], erase: &[RecordId]) -> Result<(), StoreError> {
+        self.0.commit(put, erase).await
+    }
+}
+
+pub type TestSession =
+    Session<SharedStore, ScriptedModel, TickingClock, CountingIds, SettingsInMemory>;
+
+/// A session over `store`, loaded, as a page (re)load would start one.
+pub fn session_over(store: &SharedStore, ids: &'static str) -> TestSession {
+    let session = Session::new(Ports {
+        store: store.clone(),
+        llm: ScriptedModel::default(),
+        clock: TickingClock::default(),
+        ids: CountingIds::new(ids),
+        settings: SettingsInMemory::default(),
+    });
+    block_on(session.load()).expect("the store loads");
+    session
+}
