@@ -3,8 +3,11 @@
 //! Browser adapters compile only for wasm32; their native twins (in-memory store,
 //! fixed clock) let the use-cases be tested without a browser.
 
+#[cfg(not(target_arch = "wasm32"))]
+pub mod blocking_http_llm;
 pub mod in_memory_store;
 pub mod openai_wire;
+pub mod tract_embedder;
 
 #[cfg(target_arch = "wasm32")]
 pub mod browser_clock;

@@ -5,8 +5,10 @@
 
 pub mod announced_store;
 pub mod ask;
+pub mod confirm;
 pub mod correct;
 pub mod ports;
+pub mod reflect;
 pub mod revise;
 pub mod session;
 pub mod settings;

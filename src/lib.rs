@@ -7,6 +7,8 @@
 pub mod adapters;
 pub mod app;
 pub mod domain;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod eval;
 #[cfg(target_arch = "wasm32")]
 pub mod ui;
 #[cfg(target_arch = "wasm32")]

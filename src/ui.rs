@@ -5,7 +5,19 @@
 
 pub mod app;
 mod ask_form;
+mod confirm_answer;
 mod correction_form;
+mod import_preview;
+mod learning_chart;
+mod memory_browser;
+mod memory_history;
+mod memory_item;
+mod memory_notice;
 mod page_context;
+mod prompt_panel;
+mod record_labels;
 mod reply_view;
+mod rule_proposal;
 mod settings_panel;
+mod storage_status;
+mod transfer_panel;

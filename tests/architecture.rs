@@ -117,6 +117,9 @@ fn each_platform_dependency_lives_in_one_adapter() {
         ("reqwest", "adapters/http_llm.rs"),
         ("gloo_storage", "adapters/local_settings.rs"),
         ("IdbDatabase", "adapters/idb_store.rs"),
+        // The crate path, not "tract": adapters.rs names the module `tract_embedder`.
+        ("tract_onnx", "adapters/tract_embedder.rs"),
+        ("ureq", "adapters/blocking_http_llm.rs"),
     ];
     for (dependency, home) in homes {
         let users: Vec<String> = rust_files(&src(""))

@@ -57,7 +57,10 @@ async fn a_superseding_write_stores_both_records_in_one_transaction() {
         Timestamp(1),
     );
     memory.apply(&first);
-    store.write(&[first.current.clone()]).await.unwrap();
+    store
+        .write(std::slice::from_ref(&first.current))
+        .await
+        .unwrap();
 
     let second = memory.plan_write(
         lesson("what is unlike < cold > ?", "I want an antonym"),
@@ -91,4 +94,62 @@ fn settings_survive_in_local_storage() {
         .save(&settings)
         .expect("localStorage accepts the settings");
     assert_eq!(LocalSettings.load(), Some(settings));
+}
+
+#[wasm_bindgen_test]
+async fn the_turn_log_is_appended_in_order_and_read_back() {
+    use remind::domain::learning_curve::{TurnEvent, TurnEventKind, TurnId};
+    let store = IdbStore;
+    let turn = TurnId(format!("browser-turn-{}", js_sys::Date::now()));
+    let events = [
+        TurnEvent {
+            turn: turn.clone(),
+            at: Timestamp(1),
+            kind: TurnEventKind::Asked {
+                lesson_applied: true,
+                examples_used: 1,
+            },
+        },
+        TurnEvent {
+            turn: turn.clone(),
+            at: Timestamp(2),
+            kind: TurnEventKind::Corrected,
+        },
+    ];
+    for event in &events {
+        store.append_turn_event(event).await.expect("the log accepts the event");
+    }
+    let logged: Vec<TurnEvent> = store
+        .load_turn_events()
+        .await
+        .expect("the log reads back")
+        .into_iter()
+        .filter(|e| e.turn == turn)
+        .collect();
+    assert_eq!(logged, events);
+}
+
+#[wasm_bindgen_test]
+async fn a_simulated_full_disk_aborts_the_real_transaction_and_stores_nothing() {
+    let store = IdbStore;
+    let id = format!("quota-test-{}", js_sys::Date::now());
+    let written = FeedbackMemory::default().plan_write(
+        lesson("What is like < quota > ?", "I want a synonym"),
+        RecordId(id.clone()),
+        Timestamp(1),
+    );
+    js_sys::Reflect::set(
+        &js_sys::global(),
+        &"__remindFailNextWrite".into(),
+        &"quota".into(),
+    )
+    .unwrap();
+    let outcome = store.write(std::slice::from_ref(&written.current)).await;
+    assert_eq!(outcome, Err(remind::app::ports::StoreError::QuotaExceeded));
+    let loaded = store.load().await.unwrap();
+    assert!(loaded.iter().all(|r| r.id.0 != id), "nothing of the failed save is stored");
+    store
+        .write(std::slice::from_ref(&written.current))
+        .await
+        .expect("the hook fails one save only");
 }

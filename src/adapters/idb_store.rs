@@ -14,36 +14,29 @@ use web_sys::{
 };
 
 use crate::app::ports::{MemoryStore, StoreError};
+use crate::domain::learning_curve::TurnEvent;
 use crate::domain::record::{MemoryRecord, RecordId};
 
 const DB_NAME: &str = "remind";
 /// Bumped with every schema change; [`migrate`] brings older databases up to date.
-const DB_VERSION: u32 = 1;
+const DB_VERSION: u32 = 2;
 const RECORDS: &str = "records";
+/// The learning curve's turn log (schema version 2): append-only, in key order.
+const TURN_EVENTS: &str = "turn_events";
 
 #[derive(Clone, Default)]
 pub struct IdbStore;
 
 impl MemoryStore for IdbStore {
     async fn load(&self) -> Result<Vec<MemoryRecord>, StoreError> {
-        let db = open().await?;
-        let tx = db
-            .transaction_with_str(RECORDS)
-            .map_err(|e| failed("opening a read", e))?;
-        let store = tx.object_store(RECORDS).map_err(|e| failed("reading", e))?;
-        let request = store.get_all().map_err(|e| failed("reading", e))?;
-        let all = settle(&request).await.map_err(|e| failed("reading", e))?;
-        db.close();
-        let mut records = Vec::new();
-        for value in Array::from(&all).iter() {
-            let json: String = JSON::stringify(&value)
-                .map_err(|e| failed("reading", e))?
-                .into();
-            let record = serde_json::from_str(&json)
-                .map_err(|e| StoreError::Corrupt(format!("a stored record is unreadable: {e}")))?;
-            records.push(record);
-        }
-        Ok(records)
+        read_all(RECORDS)
+            .await?
+            .iter()
+            .map(|json| {
+                serde_json::from_str(json)
+                    .map_err(|e| StoreError::Corrupt(format!("a stored record is unreadable: {e}")))
+            })
+            .collect()
     }
 
     async fn commit(&self, put: &[MemoryRecord], erase: &[RecordId]) -> Result<(), StoreError> {
@@ -86,6 +79,35 @@ impl MemoryStore for IdbStore {
         outcome.map(|_| ()).map_err(|e| failed("saving", e))
     }
 
+    async fn append_turn_event(&self, event: &TurnEvent) -> Result<(), StoreError> {
+        let json = serde_json::to_string(event)
+            .map_err(|e| StoreError::Failed(format!("a turn event could not be encoded: {e}")))?;
+        let value = JSON::parse(&json).map_err(|e| failed("logging the turn", e))?;
+        let db = open().await?;
+        let tx = db
+            .transaction_with_str_and_mode(TURN_EVENTS, IdbTransactionMode::Readwrite)
+            .map_err(|e| failed("logging the turn", e))?;
+        let done = committed(&tx);
+        let store = tx.object_store(TURN_EVENTS).map_err(|e| failed("logging the turn", e))?;
+        if let Err(e) = store.add(&value) {
+            let _ = tx.abort();
+            return Err(failed("logging the turn", e));
+        }
+        let outcome = done.await;
+        db.close();
+        outcome.map(|_| ()).map_err(|e| failed("logging the turn", e))
+    }
+
+    async fn load_turn_events(&self) -> Result<Vec<TurnEvent>, StoreError> {
+        let all = read_all(TURN_EVENTS).await?;
+        all.iter()
+            .map(|json| {
+                serde_json::from_str(json)
+                    .map_err(|e| StoreError::Corrupt(format!("a logged turn is unreadable: {e}")))
+            })
+            .collect()
+    }
+
     async fn request_persistence(&self) -> Result<bool, StoreError> {
         let window =
             web_sys::window().ok_or_else(|| StoreError::Unavailable("no window".into()))?;
@@ -99,6 +121,26 @@ impl MemoryStore for IdbStore {
             .map_err(|e| StoreError::Unavailable(describe(&e)))?;
         Ok(granted.as_bool().unwrap_or(false))
     }
+}
+
+/// Every value of an object store, as JSON text, in key order.
+async fn read_all(store_name: &str) -> Result<Vec<String>, StoreError> {
+    let db = open().await?;
+    let tx = db
+        .transaction_with_str(store_name)
+        .map_err(|e| failed("opening a read", e))?;
+    let store = tx.object_store(store_name).map_err(|e| failed("reading", e))?;
+    let request = store.get_all().map_err(|e| failed("reading", e))?;
+    let all = settle(&request).await.map_err(|e| failed("reading", e))?;
+    db.close();
+    Array::from(&all)
+        .iter()
+        .map(|value| {
+            JSON::stringify(&value)
+                .map(String::from)
+                .map_err(|e| failed("reading", e))
+        })
+        .collect()
 }
 
 /// The browser tests' way to make the next save fail as a full disk would: setting
@@ -150,6 +192,11 @@ fn migrate(db: &IdbDatabase, old_version: u32) {
         if let Ok(store) = db.create_object_store_with_optional_parameters(RECORDS, &params) {
             let _ = store.create_index_with_str("key", "key");
         }
+    }
+    if old_version < 2 {
+        let params = IdbObjectStoreParameters::new();
+        params.set_auto_increment(true);
+        let _ = db.create_object_store_with_optional_parameters(TURN_EVENTS, &params);
     }
 }
 

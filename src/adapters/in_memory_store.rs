@@ -6,12 +6,14 @@
 use std::cell::RefCell;
 
 use crate::app::ports::{MemoryStore, StoreError};
+use crate::domain::learning_curve::TurnEvent;
 use crate::domain::record::{MemoryRecord, RecordId};
 
 #[derive(Default)]
 pub struct InMemoryStore {
     records: RefCell<Vec<MemoryRecord>>,
     fail_next_write: RefCell<Option<StoreError>>,
+    turn_events: RefCell<Vec<TurnEvent>>,
 }
 
 impl InMemoryStore {
@@ -43,5 +45,16 @@ impl MemoryStore for InMemoryStore {
             }
         }
         Ok(())
+    }
+
+    // `fail_next_write` is left for the memory's writes: the turn log is bookkeeping
+    // the session never fails a turn for, and a test arming a failure means a record.
+    async fn append_turn_event(&self, event: &TurnEvent) -> Result<(), StoreError> {
+        self.turn_events.borrow_mut().push(event.clone());
+        Ok(())
+    }
+
+    async fn load_turn_events(&self) -> Result<Vec<TurnEvent>, StoreError> {
+        Ok(self.turn_events.borrow().clone())
     }
 }

@@ -4,6 +4,7 @@
 //! and a failed write is never announced.
 
 use crate::app::ports::{ChangeFeed, MemoryStore, StoreError};
+use crate::domain::learning_curve::TurnEvent;
 use crate::domain::record::{MemoryRecord, RecordId};
 
 pub struct AnnouncedStore<S, F> {
@@ -24,5 +25,14 @@ impl<S: MemoryStore, F: ChangeFeed> MemoryStore for AnnouncedStore<S, F> {
 
     async fn request_persistence(&self) -> Result<bool, StoreError> {
         self.store.request_persistence().await
+    }
+
+    // The turn log is not the memory: other tabs need not re-read anything for it.
+    async fn append_turn_event(&self, event: &TurnEvent) -> Result<(), StoreError> {
+        self.store.append_turn_event(event).await
+    }
+
+    async fn load_turn_events(&self) -> Result<Vec<TurnEvent>, StoreError> {
+        self.store.load_turn_events().await
     }
 }

@@ -1,4 +1,5 @@
-//! Asking: retrieve a lesson, attach it, prompt the model, read its reply.
+//! Asking: retrieve a lesson, attach it, add similar verified examples, prompt the
+//! model, read its reply.
 //!
 //! Preparing a turn is pure (so the prompt the user is shown is the prompt that is
 //! sent); only [`send`] talks to the model.
@@ -7,13 +8,18 @@ use thiserror::Error;
 
 use crate::app::ports::{Completion, CompletionRequest, LanguageModel, LlmError};
 use crate::app::settings::Settings;
+use crate::domain::learning_curve::TurnId;
 use crate::domain::memory::FeedbackMemory;
 use crate::domain::prompt::{
-    PromptError, PromptTemplate, RenderedPrompt, STOP_SEQUENCES, attach_clarification,
+    Example, PromptError, PromptTemplate, STOP_SEQUENCES, attach_clarification,
 };
-use crate::domain::record::MemoryRecord;
+use crate::domain::prompt_breakdown::{
+    AttachedClarification, ClarificationOrigin, PromptBreakdown,
+};
+use crate::domain::record::{MemoryRecord, RecordKind};
 use crate::domain::reply::{ParsedReply, parse_reply};
 use crate::domain::retrieval::{Lookup, Query, Retriever, Score};
+use crate::domain::verified_examples::{ChosenExample, ExampleBudget, select_examples};
 
 /// The stored lesson attached to this turn's query, and why it was chosen.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,12 +36,18 @@ pub struct PreparedTurn {
     pub query: String,
     pub lookup: Lookup,
     pub applied: Option<AppliedMemory>,
+    /// The verified examples sent with this turn (ids, similarity), most similar last.
+    pub examples: Vec<ChosenExample>,
+    /// The prompt part by part, for the "show prompt" panel; renders to `request.prompt`.
+    pub breakdown: PromptBreakdown,
     pub request: CompletionRequest,
 }
 
 /// A finished turn: what was sent and what came back.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Turn {
+    /// Names the turn in the turn log (corrections and confirmations refer to it).
+    pub id: TurnId,
     pub prepared: PreparedTurn,
     pub completion: Completion,
     pub reply: ParsedReply,
@@ -51,8 +63,8 @@ pub enum AskError {
     Llm(#[from] LlmError),
 }
 
-/// Builds the turn for `question`: the best current lesson (if it passes the
-/// retriever's gate) is attached as `x | clarification: fb`.
+/// Builds the turn for `question` with up to the default number of verified examples;
+/// see [`prepare_with_examples`].
 pub fn prepare(
     memory: &FeedbackMemory,
     retriever: &dyn Retriever,
@@ -61,12 +73,39 @@ pub fn prepare(
     question: &str,
     extra_clarification: Option<&str>,
 ) -> Result<PreparedTurn, AskError> {
+    prepare_with_examples(
+        memory,
+        retriever,
+        template,
+        settings,
+        question,
+        extra_clarification,
+        &ExampleBudget::default(),
+    )
+}
+
+/// Builds the turn for `question`: the best current clarification (if it passes the
+/// retriever's gate) is attached as `x | clarification: fb`, and the verified examples
+/// nearest to the question join the template's examples right before the query.
+pub fn prepare_with_examples(
+    memory: &FeedbackMemory,
+    retriever: &dyn Retriever,
+    template: &PromptTemplate,
+    settings: &Settings,
+    question: &str,
+    extra_clarification: Option<&str>,
+    example_budget: &ExampleBudget,
+) -> Result<PreparedTurn, AskError> {
     let question = question.trim();
     if question.is_empty() {
         return Err(AskError::EmptyQuestion);
     }
-    let candidates: Vec<&MemoryRecord> = memory.current().collect();
-    let lookup = retriever.lookup(&Query::new(question), &candidates);
+    // Examples are demonstrations, not clarifications: they never attach to a query.
+    let (clarifications, examples): (Vec<&MemoryRecord>, Vec<&MemoryRecord>) = memory
+        .current()
+        .partition(|r| r.kind == RecordKind::Clarification);
+    let retrieval_query = Query::new(question);
+    let lookup = retriever.lookup(&retrieval_query, &clarifications);
     let applied = lookup.applied().and_then(|scored| {
         memory.get(&scored.record).map(|record| AppliedMemory {
             record: record.clone(),
@@ -75,25 +114,69 @@ pub fn prepare(
         })
     });
     // A one-time clarification replaces the stored one for this turn only.
-    let query = match (extra_clarification, &applied) {
-        (Some(fb), _) => attach_clarification(question, fb),
-        (None, Some(applied)) => attach_clarification(question, &applied.record.clarification),
-        (None, None) => question.to_string(),
+    let (applied, clarification) = match (extra_clarification, applied) {
+        (Some(fb), _) => (
+            None,
+            Some(AttachedClarification {
+                text: fb.trim().to_string(),
+                origin: ClarificationOrigin::OneTime,
+            }),
+        ),
+        (None, Some(applied)) => {
+            let clarification = AttachedClarification {
+                text: applied.record.clarification.clone(),
+                origin: ClarificationOrigin::Stored {
+                    record: applied.record.id.clone(),
+                    version: applied.record.version,
+                    score: applied.score,
+                    reason: applied.reason.clone(),
+                },
+            };
+            (Some(applied), Some(clarification))
+        }
+        (None, None) => (None, None),
     };
-    let applied = if extra_clarification.is_some() {
-        None
-    } else {
-        applied
+    let query = match &clarification {
+        Some(attached) => attach_clarification(question, &attached.text),
+        None => question.to_string(),
     };
-    let prompt: RenderedPrompt =
-        template.render_within(settings.endpoint.mode, &query, settings.budget)?;
+    let chosen = select_examples(&retrieval_query, &examples, example_budget);
+    let base = template.examples();
+    let all_examples: Vec<Example> = base
+        .iter()
+        .cloned()
+        .chain(chosen.iter().map(|c| c.example.clone()))
+        .collect();
+    let fitted = PromptTemplate::new(all_examples).fit_within(
+        settings.endpoint.mode,
+        &query,
+        settings.budget,
+    )?;
+    // The budget drops the oldest examples first: the template's, then the least
+    // similar verified ones.
+    let base_dropped = fitted.dropped_examples.min(base.len());
+    let verified_dropped = fitted.dropped_examples - base_dropped;
+    let examples: Vec<ChosenExample> = chosen.into_iter().skip(verified_dropped).collect();
+    let breakdown = PromptBreakdown {
+        mode: settings.endpoint.mode,
+        base_examples: base[base_dropped..].to_vec(),
+        base_examples_dropped: base_dropped,
+        verified_examples: examples.clone(),
+        verified_examples_dropped: verified_dropped,
+        clarification,
+        question: question.to_string(),
+        query: query.clone(),
+    };
+    debug_assert_eq!(breakdown.render(), fitted.prompt);
     Ok(PreparedTurn {
         question: question.to_string(),
         query,
         lookup,
         applied,
+        examples,
+        breakdown,
         request: CompletionRequest {
-            prompt,
+            prompt: fitted.prompt,
             max_tokens: settings.budget.reply_tokens,
             temperature: 0.0,
             stop: STOP_SEQUENCES.iter().map(|s| s.to_string()).collect(),
@@ -106,6 +189,7 @@ pub async fn send(
     llm: &impl LanguageModel,
     settings: &Settings,
     prepared: PreparedTurn,
+    id: TurnId,
 ) -> Result<Turn, AskError> {
     settings
         .endpoint
@@ -114,6 +198,7 @@ pub async fn send(
     let completion = llm.complete(&settings.endpoint, &prepared.request).await?;
     let reply = parse_reply(&completion.text, completion.stopped);
     Ok(Turn {
+        id,
         prepared,
         completion,
         reply,

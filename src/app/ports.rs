@@ -7,6 +7,7 @@
 use thiserror::Error;
 
 use crate::app::settings::Endpoint;
+use crate::domain::learning_curve::TurnEvent;
 use crate::domain::prompt::RenderedPrompt;
 use crate::domain::record::{MemoryRecord, RecordId, Timestamp};
 
@@ -29,6 +30,17 @@ pub trait MemoryStore {
     /// whether it is now persistent. Stores that cannot be evicted say so at once.
     async fn request_persistence(&self) -> Result<bool, StoreError> {
         Ok(true)
+    }
+    /// Appends one event to the turn log (the learning curve's input); returns only
+    /// after it committed. Events are never changed or deleted one by one. The default
+    /// keeps no log, for stores that have none yet: the curve then stays empty.
+    async fn append_turn_event(&self, event: &TurnEvent) -> Result<(), StoreError> {
+        let _ = event;
+        Ok(())
+    }
+    /// Every logged turn event, in the order they were appended.
+    async fn load_turn_events(&self) -> Result<Vec<TurnEvent>, StoreError> {
+        Ok(Vec::new())
     }
 }
 
@@ -115,4 +127,32 @@ pub trait IdSource {
 pub trait SettingsStore {
     fn load(&self) -> Option<crate::app::settings::Settings>;
     fn save(&self, settings: &crate::app::settings::Settings) -> Result<(), StoreError>;
+}
+
+/// Turns a question into a sentence embedding (unit length), for semantic retrieval.
+///
+/// Synchronous: one short question takes milliseconds once the model is loaded, and the
+/// page runs it in a worker. Loading is the adapter's constructor, not part of the port.
+pub trait Embedder {
+    /// Names the model, so embeddings cached under another model are recomputed.
+    fn model_id(&self) -> &str;
+    fn embed(&self, text: &str) -> Result<Vec<f32>, EmbedError>;
+}
+
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum EmbedError {
+    #[error(
+        "the embedding model is not loaded yet ({0}); questions are matched by wording until it is"
+    )]
+    NotLoaded(String),
+    #[error(
+        "the embedding model file is not usable ({0}); download it again (clear the site's model cache, or run scripts/setup-embedder)"
+    )]
+    BadModel(String),
+    #[error(
+        "the tokeniser vocabulary is not usable ({0}); download it again (clear the site's model cache, or run scripts/setup-embedder)"
+    )]
+    BadVocab(String),
+    #[error("the embedding model failed on this question ({0}); it is matched by wording instead")]
+    Failed(String),
 }

@@ -11,19 +11,28 @@
 use std::cell::RefCell;
 
 use crate::app::ask::{self, AskError, Turn};
+use crate::app::confirm::{self, ExampleError};
 use crate::app::correct::{self, CorrectError, Correction, CorrectionOutcome};
-use crate::app::ports::{Clock, IdSource, LanguageModel, MemoryStore, SettingsStore, StoreError};
+use crate::app::ports::{
+    Clock, CompletionRequest, IdSource, LanguageModel, MemoryStore, SettingsStore, StoreError,
+};
+use crate::app::reflect::{self, ReflectError};
 use crate::app::revise::{self, ReviseError, Revision};
 use crate::app::settings::Settings;
 use crate::app::transfer::{self, PendingImport, TransferError};
 use crate::domain::export::Embeddings;
 use crate::domain::import_plan::{ImportMode, ImportPlan};
+use crate::domain::learning_curve::{
+    LearningCurve, QUESTIONS_PER_BUCKET, TurnEvent, TurnEventKind, TurnId, learning_curve,
+};
 use crate::domain::memory::{FeedbackMemory, Written};
 use crate::domain::memory_key::MemoryKey;
 use crate::domain::memory_query::{self, MemoryFilter};
 use crate::domain::prompt::PromptTemplate;
-use crate::domain::record::{MemoryRecord, RecordId};
+use crate::domain::record::{MemoryRecord, RecordId, RecordKind};
+use crate::domain::reflection::{self, AcceptPreview, ReflectionCase, RuleProposal};
 use crate::domain::retrieval::{LevenshteinRetriever, Retriever};
+use crate::domain::verified_examples::ExampleBudget;
 use crate::domain::withdrawal::{UndoOutcome, Undone};
 
 /// The platform pieces a session runs on.
@@ -41,6 +50,7 @@ pub struct Session<S, L, C, I, P> {
     settings: RefCell<Settings>,
     template: PromptTemplate,
     retriever: Box<dyn Retriever>,
+    example_budget: ExampleBudget,
 }
 
 impl<S, L, C, I, P> Session<S, L, C, I, P>
@@ -60,11 +70,18 @@ where
             settings: RefCell::new(settings),
             template: PromptTemplate::general(),
             retriever: Box::new(LevenshteinRetriever::default()),
+            example_budget: ExampleBudget::default(),
         }
     }
 
     pub fn with_template(mut self, template: PromptTemplate) -> Self {
         self.template = template;
+        self
+    }
+
+    /// How many verified examples a prompt may carry (default: 2, similar ones only).
+    pub fn with_example_budget(mut self, budget: ExampleBudget) -> Self {
+        self.example_budget = budget;
         self
     }
 
@@ -234,22 +251,45 @@ where
         one_time_clarification: Option<&str>,
     ) -> Result<Turn, AskError> {
         let settings = self.settings();
-        let prepared = ask::prepare(
+        let prepared = ask::prepare_with_examples(
             &self.memory.borrow(),
             self.retriever.as_ref(),
             &self.template,
             &settings,
             question,
             one_time_clarification,
+            &self.example_budget,
         )?;
-        let turn = ask::send(&self.ports.llm, &settings, prepared).await?;
+        let id = TurnId(self.ports.ids.next_id().0);
+        let turn = ask::send(&self.ports.llm, &settings, prepared, id).await?;
         if let Some(applied) = &turn.prepared.applied {
             // Bookkeeping only: a failed count loses one statistic, never a lesson,
             // so it does not fail the turn.
             let revision = revise::count_applied(&self.ports.store, &applied.record.id).await;
             let _ = self.adopt(revision);
         }
+        // A retry with a one-time clarification is the same question again, not a new
+        // point on the learning curve.
+        if one_time_clarification.is_none() {
+            let examples_used = u32::try_from(turn.prepared.examples.len()).unwrap_or(u32::MAX);
+            let asked = TurnEventKind::Asked {
+                lesson_applied: turn.prepared.applied.is_some(),
+                examples_used,
+            };
+            self.log_turn(&turn.id, asked).await;
+        }
         Ok(turn)
+    }
+
+    /// Appends to the turn log. Bookkeeping only: a lost event costs one point of the
+    /// learning curve, never a lesson, so it never fails the operation it records.
+    async fn log_turn(&self, turn: &TurnId, kind: TurnEventKind) {
+        let event = TurnEvent {
+            turn: turn.clone(),
+            at: self.ports.clock.now(),
+            kind,
+        };
+        let _ = self.ports.store.append_turn_event(&event).await;
     }
 
     /// Stores the user's clarification for a turn (or keeps it for this turn only).
@@ -271,6 +311,133 @@ where
         if let Some(memory) = memory {
             *self.memory.borrow_mut() = memory;
         }
+        if outcome.is_ok() {
+            self.log_turn(&turn.id, TurnEventKind::Corrected).await;
+        }
         outcome
+    }
+
+    // --- Reflection: a general rule from the user's correction ---------------------
+
+    /// The request [`Session::propose_rule`] would send, for the page to show.
+    pub fn reflection_request(&self, turn: &Turn, user_words: &str) -> CompletionRequest {
+        reflect::reflection_request(
+            &self.settings(),
+            &ReflectionCase {
+                question: &turn.prepared.question,
+                understanding: &reflect::misread(turn),
+                user_words: user_words.trim(),
+            },
+        )
+    }
+
+    /// Asks the model to turn the user's words about a misread turn into one general
+    /// rule. Writes nothing: show the proposal with [`Session::preview_accept`], then
+    /// call [`Session::accept_rule`] only if the user accepts (or edits) it. A reply
+    /// with no usable rule is [`ReflectError::NoProposal`]; offer the user's own words.
+    pub async fn propose_rule(
+        &self,
+        turn: &Turn,
+        user_words: &str,
+    ) -> Result<RuleProposal, ReflectError> {
+        if user_words.trim().is_empty() {
+            return Err(ReflectError::EmptyWords);
+        }
+        // The user said the understanding was wrong, whatever the model proposes.
+        self.log_turn(&turn.id, TurnEventKind::Corrected).await;
+        reflect::propose_rule(&self.ports.llm, &self.settings(), turn, user_words).await
+    }
+
+    /// What accepting `proposal` (with `edited` text, if any) would do, from the page's
+    /// view: the text to store, the current lesson it replaces ("this replaces: …"),
+    /// the version to pass to [`Session::accept_rule`], and a refusal the gate would
+    /// give (e.g. a secret). Pure; writes nothing.
+    pub fn preview_accept(&self, proposal: &RuleProposal, edited: Option<&str>) -> AcceptPreview {
+        reflection::preview_accept(&self.memory.borrow(), proposal, edited)
+    }
+
+    /// Stores the accepted rule (`edited_text` if the user changed it) as the lesson
+    /// of the proposal's question, superseding the current one. `expected_version` is
+    /// `preview.expected_version`; if the lesson changed since, the write is refused
+    /// with the current lesson. Rejecting a proposal is simply not calling this.
+    pub async fn accept_rule(
+        &self,
+        proposal: &RuleProposal,
+        edited_text: Option<String>,
+        expected_version: Option<u32>,
+    ) -> Result<Written, ReflectError> {
+        let (memory, outcome) = reflect::accept_rule(
+            &self.ports.store,
+            &self.ports.clock,
+            &self.ports.ids,
+            proposal,
+            edited_text.as_deref(),
+            expected_version,
+        )
+        .await;
+        if let Some(memory) = memory {
+            *self.memory.borrow_mut() = memory;
+        }
+        outcome
+    }
+
+    // --- Verified examples ---------------------------------------------------------
+
+    /// Keeps a turn the user confirmed as right as a verified example: similar
+    /// questions later get it as a demonstration (see `turn.prepared.examples`). An
+    /// earlier example of the same request is superseded; its clarification is not.
+    pub async fn confirm_answer(&self, turn: &Turn) -> Result<Written, ExampleError> {
+        let view = self.memory.borrow().clone();
+        let (memory, outcome) = confirm::confirm_answer(
+            &self.ports.store,
+            &view,
+            &self.ports.clock,
+            &self.ports.ids,
+            turn,
+        )
+        .await;
+        if let Some(memory) = memory {
+            *self.memory.borrow_mut() = memory;
+        }
+        if outcome.is_ok() {
+            self.log_turn(&turn.id, TurnEventKind::Confirmed).await;
+        }
+        outcome
+    }
+
+    /// The current verified examples, oldest first.
+    pub fn verified_examples(&self) -> Vec<MemoryRecord> {
+        self.memory
+            .borrow()
+            .current()
+            .filter(|r| matches!(r.kind, RecordKind::VerifiedExample { .. }))
+            .cloned()
+            .collect()
+    }
+
+    /// Withdraws a verified example (`expected`: the version shown); it stops being
+    /// used and stays in history. Refuses a clarification ([`ExampleError::NotAnExample`]).
+    pub async fn remove_example(
+        &self,
+        id: &RecordId,
+        expected: u32,
+    ) -> Result<MemoryRecord, ExampleError> {
+        let view = self.memory.borrow().clone();
+        let now = self.ports.clock.now();
+        let (memory, outcome) =
+            confirm::remove_example(&self.ports.store, &view, id, expected, now).await;
+        if let Some(memory) = memory {
+            *self.memory.borrow_mut() = memory;
+        }
+        outcome
+    }
+
+    // --- Learning curve ------------------------------------------------------------
+
+    /// Per block of 20 questions (oldest first): the share the user had to correct, and
+    /// the share of turns with memory applied that needed no correction.
+    pub async fn learning_curve(&self) -> Result<LearningCurve, StoreError> {
+        let events = self.ports.store.load_turn_events().await?;
+        Ok(learning_curve(&events, QUESTIONS_PER_BUCKET))
     }
 }

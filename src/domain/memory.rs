@@ -13,6 +13,7 @@ use crate::domain::record::{
     Actor, ChangeNote, ChangeReason, MemoryRecord, RecordId, RecordKind, RecordState, RecordStats,
     Scope, Source, Timestamp,
 };
+use crate::domain::verified_examples::example_key;
 use crate::domain::write_gate::{self, Durability, Origin, Refusal};
 
 /// What the user taught, before the memory gives it an id, a version and a place.
@@ -22,6 +23,18 @@ pub struct Lesson {
     pub clarification: String,
     pub kind: RecordKind,
     pub source: Source,
+}
+
+impl Lesson {
+    /// The key the lesson is stored under: its question's, in the verified examples'
+    /// own namespace for an example, so an example and a clarification of the same
+    /// question are each the one current record of their own key.
+    pub fn key(&self) -> MemoryKey {
+        match self.kind {
+            RecordKind::Clarification => MemoryKey::of_question(&self.question),
+            RecordKind::VerifiedExample { .. } => example_key(&self.question),
+        }
+    }
 }
 
 /// The records a write produced: the new current one, the one it replaced, and the
@@ -125,7 +138,7 @@ impl FeedbackMemory {
     /// check. For callers that own the memory they write to (the benchmark harness,
     /// tests); the page uses [`FeedbackMemory::plan_correction`].
     pub fn plan_write(&self, lesson: Lesson, id: RecordId, now: Timestamp) -> Written {
-        let key = MemoryKey::of_question(&lesson.question);
+        let key = lesson.key();
         self.supersede(key, lesson, None, id, now, ChangeReason::Corrected)
     }
 
@@ -141,7 +154,7 @@ impl FeedbackMemory {
         id: RecordId,
         now: Timestamp,
     ) -> Result<Written, MemoryError> {
-        let key = MemoryKey::of_question(&lesson.question);
+        let key = lesson.key();
         self.check_key(&key, expected)?;
         let reason = match (self.current_for(&key), applied) {
             (Some(target), Some(applied)) if &target.id == applied => {

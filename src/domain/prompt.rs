@@ -200,15 +200,27 @@ impl PromptTemplate {
         query: &str,
         budget: TokenBudget,
     ) -> Result<RenderedPrompt, PromptError> {
+        self.fit_within(mode, query, budget)
+            .map(|fitted| fitted.prompt)
+    }
+
+    /// Like [`PromptTemplate::render_within`], and also says how many of the oldest
+    /// examples were dropped, so the page can show exactly which examples were sent.
+    pub fn fit_within(
+        &self,
+        mode: PromptMode,
+        query: &str,
+        budget: TokenBudget,
+    ) -> Result<FittedPrompt, PromptError> {
         let available = budget.prompt_tokens();
         for skip in 0..=self.examples.len() {
             let fitted = PromptTemplate::new(self.examples[skip..].to_vec());
-            let rendered = match mode {
-                PromptMode::Completion => RenderedPrompt::Completion(fitted.completion_text(query)),
-                PromptMode::Chat => RenderedPrompt::Chat(fitted.chat_messages(query)),
-            };
+            let rendered = fitted.rendered(mode, query);
             if rendered.estimated_tokens() <= available {
-                return Ok(rendered);
+                return Ok(FittedPrompt {
+                    prompt: rendered,
+                    dropped_examples: skip,
+                });
             }
         }
         Err(PromptError::TooLong {
@@ -216,6 +228,14 @@ impl PromptTemplate {
             available,
         })
     }
+}
+
+/// A prompt rendered within a token budget, and how many of the oldest examples had
+/// to be left out for it to fit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FittedPrompt {
+    pub prompt: RenderedPrompt,
+    pub dropped_examples: usize,
 }
 
 impl RenderedPrompt {
@@ -230,8 +250,24 @@ impl RenderedPrompt {
         }
     }
 
-    /// The bytes shown to the user as "the prompt that was sent".
+    /// The bytes shown to the user as "the prompt that was sent": in completion mode
+    /// the prompt text itself; in chat mode the `messages` array exactly as it appears
+    /// in the request body (compact JSON, keys in the order the body serialises them),
+    /// so the page can never show a tidier prompt than the one the model received.
     pub fn display_text(&self) -> String {
+        match self {
+            RenderedPrompt::Completion(text) => text.clone(),
+            // Through `Value`, as the wire body is built, so key order and escaping
+            // are the body's own whatever serde_json features the build enables.
+            RenderedPrompt::Chat(messages) => serde_json::to_value(messages)
+                .map(|value| value.to_string())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// A readable rendering of chat messages (`[role]` then content), for people; not
+    /// the bytes sent. Completion text is returned unchanged.
+    pub fn readable_text(&self) -> String {
         match self {
             RenderedPrompt::Completion(text) => text.clone(),
             RenderedPrompt::Chat(messages) => messages

@@ -72,6 +72,26 @@ pub fn admit(text: &str, origin: Origin, durability: Durability) -> Result<(), R
     }
 }
 
+/// Decides whether a reply the model gave may be stored as a verified example. Its
+/// understanding and answer are the model's text, so they are stored only because the
+/// user confirmed them: the caller must say so with [`Origin::UserConfirmedProposal`]
+/// (any other origin of model text is refused). The question is the user's own; all
+/// three are checked for secrets and size like any lasting memory.
+pub fn admit_confirmed_reply(
+    question: &str,
+    understanding: &str,
+    answer: &str,
+    origin: Origin,
+) -> Result<(), Refusal> {
+    let origin = match origin {
+        Origin::UserTyped => Origin::ModelReply,
+        other => other,
+    };
+    admit(question, Origin::UserTyped, Durability::Lasting)?;
+    admit(understanding, origin, Durability::Lasting)?;
+    admit(answer, origin, Durability::Lasting)
+}
+
 /// Names the kind of secret `text` seems to hold, if any.
 pub fn find_secret(text: &str) -> Option<&'static str> {
     let lower = text.to_lowercase();
@@ -250,6 +270,25 @@ mod tests {
         ] {
             assert_eq!(find_secret(text), None, "{text}");
         }
+    }
+
+    #[test]
+    fn a_reply_is_stored_as_an_example_only_when_the_user_confirmed_it() {
+        let (q, u, y) = ("What is like < fast > ?", "the synonym for fast", "quick");
+        assert_eq!(
+            admit_confirmed_reply(q, u, y, Origin::UserConfirmedProposal),
+            Ok(())
+        );
+        for origin in [Origin::ModelReply, Origin::UserTyped] {
+            assert_eq!(
+                admit_confirmed_reply(q, u, y, origin),
+                Err(Refusal::FromModel)
+            );
+        }
+        assert_eq!(
+            admit_confirmed_reply(q, u, "password: hunter2", Origin::UserConfirmedProposal),
+            Err(Refusal::Secret("a password or key"))
+        );
     }
 
     #[test]

@@ -5,21 +5,22 @@ use leptos::task::spawn_local;
 
 use crate::ui::ask_form::AskForm;
 use crate::ui::correction_form::CorrectionForm;
+use crate::ui::learning_chart::LearningChart;
+use crate::ui::memory_browser::MemoryBrowser;
+use crate::ui::memory_notice::MemoryNotice;
 use crate::ui::page_context::{PageContext, use_page};
 use crate::ui::reply_view::ReplyView;
 use crate::ui::settings_panel::SettingsPanel;
-use crate::wiring::page_session;
+use crate::ui::storage_status::StorageStatus;
+use crate::ui::transfer_panel::TransferPanel;
+use crate::wiring::{on_other_tab_change, page_session};
 
 #[component]
 pub fn App() -> impl IntoView {
     let page = PageContext::new(page_session());
     provide_context(page);
-    spawn_local(async move {
-        match page.session().load().await {
-            Ok(count) => page.memory_count.set(count),
-            Err(e) => page.memory_error.set(Some(e.to_string())),
-        }
-    });
+    spawn_local(async move { page.reload_memory().await });
+    on_other_tab_change(move || spawn_local(async move { page.reload_memory().await }));
     view! {
         <header class="masthead">
             <h1>"Remind"</h1>
@@ -30,7 +31,12 @@ pub fn App() -> impl IntoView {
             <AskForm/>
             <ReplyView/>
             <CorrectionForm/>
+            <MemoryNotice/>
+            <MemoryBrowser/>
+            <LearningChart/>
+            <TransferPanel/>
             <SettingsPanel/>
+            <StorageStatus/>
         </main>
     }
 }

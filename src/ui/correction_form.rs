@@ -6,7 +6,9 @@ use leptos::task::spawn_local;
 
 use crate::app::correct::{Correction, CorrectionOutcome};
 use crate::domain::write_gate::Durability;
+use crate::domain::reflection::RuleProposal;
 use crate::ui::page_context::{TurnState, use_page};
+use crate::ui::rule_proposal::RuleProposalView;
 
 /// The state of the last save, mirrored in `data-state` for tests and styling.
 #[derive(Clone, Debug, PartialEq)]
@@ -43,12 +45,14 @@ pub fn CorrectionForm() -> impl IntoView {
     let text = RwSignal::new(String::new());
     let once = RwSignal::new(false);
     let save = RwSignal::new(SaveState::Idle);
+    let proposal = RwSignal::new(None::<RuleProposal>);
     let answered = move || matches!(page.turn.get(), TurnState::Answered(_));
 
     // A new question closes the form and clears its last status.
     Effect::new(move |_| {
         if !answered() {
             open.set(false);
+            proposal.set(None);
         }
     });
 
@@ -74,7 +78,7 @@ pub fn CorrectionForm() -> impl IntoView {
         spawn_local(async move {
             match session.correct(&turn, correction).await {
                 Ok(CorrectionOutcome::Saved(written)) => {
-                    page.memory_count.set(session.current_count());
+                    page.memory_changed();
                     let note = if written.replaced.is_some() {
                         "Saved. It replaces the earlier lesson for this kind of question."
                     } else {
@@ -98,6 +102,30 @@ pub fn CorrectionForm() -> impl IntoView {
                 Err(e) => save.set(SaveState::Error(e.to_string())),
             }
         });
+    };
+
+    // Reflection: the model turns the user's words into a general rule; nothing is
+    // stored until the user accepts it in the proposal view.
+    let on_propose = move |_| {
+        let Some(turn) = page.answered_turn() else {
+            return;
+        };
+        let words = text.get_untracked();
+        save.set(SaveState::Pending);
+        spawn_local(async move {
+            match page.session().propose_rule(&turn, &words).await {
+                Ok(proposed) => {
+                    save.set(SaveState::Idle);
+                    proposal.set(Some(proposed));
+                }
+                Err(e) => save.set(SaveState::Error(e.to_string())),
+            }
+        });
+    };
+    let proposal_view = move || {
+        proposal
+            .get()
+            .map(|proposed| view! { <RuleProposalView proposal=proposed open=proposal/> })
     };
 
     let status_tag = move || save.get().tag();
@@ -129,9 +157,15 @@ pub fn CorrectionForm() -> impl IntoView {
                         />
                         "Just this once (apply now, do not remember)"
                     </label>
-                    <button id="clarification-save" type="submit" prop:disabled=saving>"Save"</button>
+                    <div class="correction-actions">
+                        <button id="clarification-save" type="submit" prop:disabled=saving>"Save"</button>
+                        <button id="propose-rule" type="button" class="secondary" prop:disabled=saving on:click=on_propose>
+                            "Suggest a general rule from this"
+                        </button>
+                    </div>
                 </form>
             </Show>
+            {proposal_view}
             <p id="clarification-status" class="status" data-state=status_tag>{status_text}</p>
         </section>
     }

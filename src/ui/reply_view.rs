@@ -4,7 +4,9 @@
 use leptos::prelude::*;
 
 use crate::app::ask::{AppliedMemory, Turn};
+use crate::ui::confirm_answer::ConfirmAnswer;
 use crate::ui::page_context::{TurnState, use_page};
+use crate::ui::prompt_panel::PromptPanel;
 
 #[component]
 pub fn ReplyView() -> impl IntoView {
@@ -35,6 +37,8 @@ fn Reply(turn: Turn) -> impl IntoView {
         .applied
         .clone()
         .map(|applied| view! { <Applied applied/> });
+    let confirmable = turn.reply.understanding.is_some() && turn.reply.answer.is_some();
+    let confirm = confirmable.then(|| view! { <ConfirmAnswer turn=turn.clone()/> });
     view! {
         {applied}
         <dl class="parsed">
@@ -46,6 +50,8 @@ fn Reply(turn: Turn) -> impl IntoView {
         <ul class="problems">
             {problems.into_iter().map(|p| view! { <li>{p}</li> }).collect_view()}
         </ul>
+        {confirm}
+        <PromptPanel turn/>
     }
 }
 

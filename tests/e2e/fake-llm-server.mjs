@@ -8,6 +8,8 @@
 //   else "synonym" → synonym; "opposite" / "unlike" / "antonym" → antonym;
 //   "like" / "homonym" → homonym (the deliberate misreading of "what is like < w > ?");
 //   otherwise → definition.
+// A reflection prompt (ending in "User said: … Rule:") gets a general rule built from the
+// user's words ("… I want a synonym").
 // Specials: "__slow__" waits 30 s, "__badjson__" answers 200 with a non-JSON body,
 // "__500__" answers HTTP 500.
 // Test hooks: GET /__requests → JSON list of the received /v1/*completions request bodies;
@@ -56,6 +58,18 @@ function relationFor(query) {
   if (question.includes('opposite') || question.includes('unlike') || question.includes('antonym')) return 'antonym';
   if (question.includes('like') || question.includes('homonym')) return 'homonym';
   return 'definition';
+}
+
+/**
+ * The reply to a reflection prompt ("… User said: … Rule:"): a general rule in the
+ * user's voice, read from the last case's words, so the e2e test sees a real proposal.
+ */
+export function reflect(promptText) {
+  const said = /User said: ([^\n]*)\nRule:\s*$/.exec(promptText);
+  if (!said) return null;
+  const relation = relationFor(`x | clarification: ${said[1]}`);
+  const wanted = relation === 'definition' && /same meaning/i.test(said[1]) ? 'synonym' : relation;
+  return ` when I ask what is like X, I want a ${wanted} END\nQuestion: next`;
 }
 
 /** The full "generation" for a query, before stop sequences are applied. */
@@ -161,7 +175,10 @@ export function startFakeLlm({ host = '127.0.0.1', port = 0, slowMs = 30_000, lo
       const reply = () => {
         if (query.includes('__500__')) return send(res, 500, { error: { message: 'fake internal error' } });
         if (query.includes('__badjson__')) return send(res, 200, 'this is <not> json {', 'text/plain');
-        const text = applyStop(generate(query), body.stop);
+        const reflection = isCompletion
+          ? reflect(String(body.prompt ?? ''))
+          : reflect(String(body.messages?.at(-1)?.content ?? ''));
+        const text = applyStop(reflection ?? generate(query), body.stop);
         const id = `fake-${++counter}`;
         const created = 1_700_000_000 + counter;
         const model = body.model || 'fake-model';

@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::pin;
 use std::rc::Rc;
@@ -17,6 +18,7 @@ use remind::app::ports::{
 };
 use remind::app::session::{Ports, Session};
 use remind::app::settings::{Endpoint, Settings};
+use remind::domain::learning_curve::TurnEvent;
 use remind::domain::memory_key::marked_word;
 use remind::domain::prompt::{RenderedPrompt, SEPARATOR};
 use remind::domain::record::{MemoryRecord, RecordId, Timestamp};
@@ -53,6 +55,19 @@ pub fn query_of(prompt: &RenderedPrompt) -> String {
 #[derive(Default)]
 pub struct ScriptedModel {
     pub queries: RefCell<Vec<String>>,
+    /// Replies to send instead of the scripted reading, first in first out (e.g. a
+    /// rule proposal, or a reply with no understanding).
+    /// Shared, so a test keeps a handle after the model moved into a session.
+    pub next_replies: Rc<RefCell<VecDeque<String>>>,
+    /// Every request received, in order (shared like `next_replies`).
+    pub requests: Rc<RefCell<Vec<CompletionRequest>>>,
+}
+
+impl ScriptedModel {
+    /// Makes the next request get `reply`, whatever its prompt.
+    pub fn will_reply(&self, reply: &str) {
+        self.next_replies.borrow_mut().push_back(reply.to_string());
+    }
 }
 
 impl ScriptedModel {
@@ -77,10 +92,16 @@ impl LanguageModel for ScriptedModel {
         _endpoint: &Endpoint,
         request: &CompletionRequest,
     ) -> Result<Completion, LlmError> {
+        self.requests.borrow_mut().push(request.clone());
         let query = query_of(&request.prompt);
         self.queries.borrow_mut().push(query.clone());
+        let text = self
+            .next_replies
+            .borrow_mut()
+            .pop_front()
+            .unwrap_or_else(|| ScriptedModel::reply_to(&query));
         Ok(Completion {
-            text: ScriptedModel::reply_to(&query),
+            text,
             stopped: false,
         })
     }
@@ -148,6 +169,14 @@ impl MemoryStore for SharedStore {
 
     async fn commit(&self, put: &[MemoryRecord], erase: &[RecordId]) -> Result<(), StoreError> {
         self.0.commit(put, erase).await
+    }
+
+    async fn append_turn_event(&self, event: &TurnEvent) -> Result<(), StoreError> {
+        self.0.append_turn_event(event).await
+    }
+
+    async fn load_turn_events(&self) -> Result<Vec<TurnEvent>, StoreError> {
+        self.0.load_turn_events().await
     }
 }
 

@@ -1,27 +1,10 @@
 //! Semantic retrieval: cosine similarity of sentence embeddings against a threshold τ.
 //!
-//! The embeddings come from an [`Embedder`] outside the domain (MiniLM through tract in
-//! the page); this module only compares vectors, so it is exact and testable natively.
-
-use thiserror::Error;
+//! The embeddings come from the `Embedder` port outside the domain (MiniLM through tract
+//! in the page); this module only compares vectors, so it is exact and testable natively.
 
 use crate::domain::record::MemoryRecord;
 use crate::domain::retrieval::{Lookup, Query, Retriever, Score, Scored, nearest};
-
-/// Turns text into a unit-length vector. Implementations live in adapters.
-pub trait Embedder {
-    /// Names the model, so cached embeddings from another model are recomputed.
-    fn model_id(&self) -> &str;
-    fn embed(&mut self, text: &str) -> Result<Vec<f32>, EmbedError>;
-}
-
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
-pub enum EmbedError {
-    #[error("the embedding model is not loaded: {0}")]
-    NotLoaded(String),
-    #[error("the embedding model failed on this text: {0}")]
-    Failed(String),
-}
 
 /// Cosine similarity; 0.0 when either vector is zero or their lengths differ.
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {

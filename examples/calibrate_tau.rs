@@ -1,0 +1,163 @@
+//! Chooses the semantic retrievers' τ: precision and recall of "same task type" on the
+//! MemPrompt retriever pairs (`data/sim/test.jsonl`, all 28 542 pairs) for cosine ≥ τ
+//! over MiniLM embeddings, alone and inside the hybrid retriever.
+//!
+//! Run: `cargo run --release --example calibrate_tau` after `scripts/setup-embedder`,
+//! with the data set at ../shared/memprompt-data. Each distinct question is embedded
+//! once; both retrievers decide every pair through their real `lookup`.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use remind::adapters::tract_embedder::TractEmbedder;
+use remind::app::ports::Embedder;
+use remind::domain::memory::{FeedbackMemory, Lesson};
+use remind::domain::record::{
+    MemoryRecord, RecordId, RecordKind, Source, StoredEmbedding, Timestamp,
+};
+use remind::domain::retrieval::{HybridRetriever, Query, Retriever, SemanticRetriever};
+
+const TAUS: [f32; 10] = [0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80, 0.85, 0.90, 0.95];
+
+fn cache_dir() -> PathBuf {
+    std::env::var_os("REMIND_CACHE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache/remind")
+        })
+}
+
+#[derive(Clone, Copy, Default)]
+struct Confusion {
+    true_positive: usize,
+    false_positive: usize,
+    false_negative: usize,
+    true_negative: usize,
+}
+
+impl Confusion {
+    fn count(&mut self, accepted: bool, same: bool) {
+        match (accepted, same) {
+            (true, true) => self.true_positive += 1,
+            (true, false) => self.false_positive += 1,
+            (false, true) => self.false_negative += 1,
+            (false, false) => self.true_negative += 1,
+        }
+    }
+    fn precision(&self) -> f64 {
+        self.true_positive as f64 / (self.true_positive + self.false_positive).max(1) as f64
+    }
+    fn recall(&self) -> f64 {
+        self.true_positive as f64 / (self.true_positive + self.false_negative).max(1) as f64
+    }
+    fn f1(&self) -> f64 {
+        let (p, r) = (self.precision(), self.recall());
+        if p + r == 0.0 {
+            0.0
+        } else {
+            2.0 * p * r / (p + r)
+        }
+    }
+}
+
+/// The stored side of a pair: a current record of `question` carrying its embedding.
+fn stored(question: &str, vector: &[f32]) -> MemoryRecord {
+    let mut memory = FeedbackMemory::default();
+    let lesson = Lesson {
+        question: question.to_string(),
+        clarification: "calibration".to_string(),
+        kind: RecordKind::Clarification,
+        source: Source::UserStated,
+    };
+    let written = memory.plan_write(lesson, RecordId("r".into()), Timestamp(0));
+    memory.apply(&written);
+    let mut record = memory
+        .current()
+        .next()
+        .cloned()
+        .expect("the lesson is current");
+    record.embedding = Some(StoredEmbedding {
+        model: "calibration".into(),
+        vector: vector.to_vec(),
+    });
+    record
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = cache_dir().join("minilm");
+    let onnx = std::fs::read(dir.join("model.onnx")).map_err(|e| {
+        format!(
+            "{}/model.onnx: {e}; run scripts/setup-embedder",
+            dir.display()
+        )
+    })?;
+    let vocab = std::fs::read_to_string(dir.join("vocab.txt"))?;
+    let embedder = TractEmbedder::new("calibration", &onnx, &vocab)?;
+
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/memprompt-data/data/sim/test.jsonl");
+    let text = std::fs::read_to_string(&data)
+        .map_err(|e| format!("{}: {e}; put memprompt-data at ../shared", data.display()))?;
+    let mut pairs = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let v: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| format!("line {}: {e}", i + 1))?;
+        let field = |f: &str| v[f].as_str().unwrap_or_default().to_string();
+        pairs.push((
+            field("sentence1"),
+            field("sentence2"),
+            v["label"].as_f64() == Some(1.0),
+        ));
+    }
+
+    let start = Instant::now();
+    let mut embeddings: HashMap<String, Vec<f32>> = HashMap::new();
+    for (a, b, _) in &pairs {
+        for q in [a, b] {
+            if !embeddings.contains_key(q) {
+                embeddings.insert(q.clone(), embedder.embed(q)?);
+            }
+        }
+    }
+    println!(
+        "{} pairs ({} same type), {} distinct questions embedded in {:.1} s",
+        pairs.len(),
+        pairs.iter().filter(|p| p.2).count(),
+        embeddings.len(),
+        start.elapsed().as_secs_f64()
+    );
+    let records: HashMap<&str, MemoryRecord> = embeddings
+        .iter()
+        .map(|(q, v)| (q.as_str(), stored(q, v)))
+        .collect();
+
+    println!("\n  τ    | semantic P  R     F1    | hybrid P    R     F1");
+    println!("  -----+-------------------------+------------------------");
+    for tau in TAUS {
+        let mut semantic = Confusion::default();
+        let mut hybrid = Confusion::default();
+        for (query_text, stored_text, same) in &pairs {
+            let query = Query::new(query_text).with_embedding(&embeddings[query_text]);
+            let candidates = [&records[stored_text.as_str()]];
+            semantic.count(
+                SemanticRetriever { tau }.lookup(&query, &candidates).passed,
+                *same,
+            );
+            hybrid.count(
+                HybridRetriever { tau }.lookup(&query, &candidates).passed,
+                *same,
+            );
+        }
+        println!(
+            "  {tau:.2} | {:.3}  {:.3}  {:.3}     | {:.3}  {:.3}  {:.3}",
+            semantic.precision(),
+            semantic.recall(),
+            semantic.f1(),
+            hybrid.precision(),
+            hybrid.recall(),
+            hybrid.f1()
+        );
+    }
+    Ok(())
+}

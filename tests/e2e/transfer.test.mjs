@@ -1,0 +1,120 @@
+// E2E: export the memory in one browser profile, import it into a fresh one, and the lesson applies there; a bad file changes nothing.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startFakeLlm } from './fake-llm-server.mjs';
+import {
+  ask, correct, fakeRequests, firstPage, freshProfileDir, launch, openApp, saveSettings, serveDist, waitForMemoryCount, waitForText,
+} from './helpers.mjs';
+
+const CLARIFICATION = 'when I ask for like, I want a synonym.';
+
+let fake;
+let site;
+before(async () => {
+  fake = await startFakeLlm();
+  site = await serveDist();
+});
+after(async () => {
+  await site?.close();
+  await fake?.close();
+});
+
+async function openTransfer(page) {
+  await page.evaluate(() => { document.querySelector('#transfer').open = true; });
+}
+
+test('a memory exported from one profile applies after import into a fresh one', { timeout: 120_000 }, async () => {
+  const exported = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'remind-export-')), 'memory.json');
+
+  const first = await launch(freshProfileDir('export'));
+  try {
+    const page = await firstPage(first);
+    await openApp(page, site.url);
+    await saveSettings(page, { baseUrl: fake.baseUrl, apiKey: 'sk-never-exported-0123456789' });
+    await ask(page, 'What is like < fast > ?');
+    await correct(page, CLARIFICATION);
+    await openTransfer(page);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-button')]);
+    await download.saveAs(exported);
+  } finally {
+    await first.close().catch(() => {});
+  }
+  const text = fs.readFileSync(exported, 'utf8');
+  const doc = JSON.parse(text);
+  assert.equal(doc.format, 'remind-memory');
+  assert.equal(doc.version, 1);
+  assert.equal(doc.records.length, 1);
+  assert.equal(doc.records[0].clarification, CLARIFICATION);
+  assert.ok(!text.includes('sk-never-exported'), 'the API key is never exported');
+  assert.ok(!text.includes(fake.baseUrl), 'settings are never exported');
+
+  const second = await launch(freshProfileDir('import'));
+  try {
+    const page = await firstPage(second);
+    await openApp(page, site.url);
+    await saveSettings(page, { baseUrl: fake.baseUrl });
+    await waitForMemoryCount(page, 0);
+    await openTransfer(page);
+    await page.setInputFiles('#import-file', exported);
+    await page.locator('#import-preview').waitFor();
+    assert.match(await page.locator('#import-summary').textContent(), /^1 new/);
+    await waitForMemoryCount(page, 0); // a preview writes nothing
+    await page.click('#import-merge');
+    await waitForText(page, '#memory-notice', 'Merged: 1 records written');
+    await waitForMemoryCount(page, 1);
+
+    await page.reload();
+    await page.locator('#ask-input').waitFor();
+    await waitForMemoryCount(page, 1);
+    await fetch(`${fake.url}/__reset`, { method: 'POST' });
+    const state = await ask(page, 'What is like < happy > ?');
+    assert.match(state.understanding, /synonym/, JSON.stringify(state));
+    const [request] = await fakeRequests(fake);
+    assert.ok(request.prompt.includes(`What is like < happy > ? | clarification: ${CLARIFICATION}`));
+  } finally {
+    await second.close().catch(() => {});
+  }
+});
+
+test('a malformed or hostile file is refused with the field named, and nothing changes', { timeout: 90_000 }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'remind-bad-'));
+  const files = {
+    'not-json.json': ['{ this is not json', /JSON/i],
+    'wrong-format.json': [JSON.stringify({ format: 'something-else', version: 1, exported_at: 0, app_version: 'x', records: [] }), /format/],
+    'future.json': [JSON.stringify({ format: 'remind-memory', version: 99, exported_at: 0, app_version: 'x', records: [] }), /version/],
+  };
+  const context = await launch(freshProfileDir('bad-import'));
+  try {
+    const page = await firstPage(context);
+    await openApp(page, site.url);
+    await saveSettings(page, { baseUrl: fake.baseUrl });
+    await ask(page, 'What is like < fast > ?');
+    await correct(page, CLARIFICATION);
+    await openTransfer(page);
+    for (const [name, [body, pattern]] of Object.entries(files)) {
+      const file = path.join(dir, name);
+      fs.writeFileSync(file, body);
+      const previous = await page.locator('#memory-notice').textContent();
+      await page.setInputFiles('#import-file', file);
+      await page.waitForFunction(
+        (prev) => {
+          const el = document.querySelector('#memory-notice');
+          return el.dataset.state === 'error' && el.textContent !== prev;
+        },
+        previous,
+      );
+      const notice = await page.locator('#memory-notice').textContent();
+      assert.match(notice, /Nothing changed/, `${name}: ${notice}`);
+      assert.match(notice, pattern, `${name}: ${notice}`);
+      assert.equal(await page.locator('#import-preview').count(), 0, `${name}: no preview for a refused file`);
+    }
+    await page.reload();
+    await page.locator('#ask-input').waitFor();
+    await waitForMemoryCount(page, 1);
+  } finally {
+    await context.close().catch(() => {});
+  }
+});
