@@ -7,6 +7,7 @@
 pub mod blocking_http_llm;
 pub mod in_memory_store;
 pub mod openai_wire;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod tract_embedder;
 
 #[cfg(target_arch = "wasm32")]

@@ -117,7 +117,10 @@ async fn the_turn_log_is_appended_in_order_and_read_back() {
         },
     ];
     for event in &events {
-        store.append_turn_event(event).await.expect("the log accepts the event");
+        store
+            .append_turn_event(event)
+            .await
+            .expect("the log accepts the event");
     }
     let logged: Vec<TurnEvent> = store
         .load_turn_events()
@@ -147,7 +150,10 @@ async fn a_simulated_full_disk_aborts_the_real_transaction_and_stores_nothing() 
     let outcome = store.write(std::slice::from_ref(&written.current)).await;
     assert_eq!(outcome, Err(remind::app::ports::StoreError::QuotaExceeded));
     let loaded = store.load().await.unwrap();
-    assert!(loaded.iter().all(|r| r.id.0 != id), "nothing of the failed save is stored");
+    assert!(
+        loaded.iter().all(|r| r.id.0 != id),
+        "nothing of the failed save is stored"
+    );
     store
         .write(std::slice::from_ref(&written.current))
         .await

@@ -88,14 +88,18 @@ impl MemoryStore for IdbStore {
             .transaction_with_str_and_mode(TURN_EVENTS, IdbTransactionMode::Readwrite)
             .map_err(|e| failed("logging the turn", e))?;
         let done = committed(&tx);
-        let store = tx.object_store(TURN_EVENTS).map_err(|e| failed("logging the turn", e))?;
+        let store = tx
+            .object_store(TURN_EVENTS)
+            .map_err(|e| failed("logging the turn", e))?;
         if let Err(e) = store.add(&value) {
             let _ = tx.abort();
             return Err(failed("logging the turn", e));
         }
         let outcome = done.await;
         db.close();
-        outcome.map(|_| ()).map_err(|e| failed("logging the turn", e))
+        outcome
+            .map(|_| ())
+            .map_err(|e| failed("logging the turn", e))
     }
 
     async fn load_turn_events(&self) -> Result<Vec<TurnEvent>, StoreError> {
@@ -129,7 +133,9 @@ async fn read_all(store_name: &str) -> Result<Vec<String>, StoreError> {
     let tx = db
         .transaction_with_str(store_name)
         .map_err(|e| failed("opening a read", e))?;
-    let store = tx.object_store(store_name).map_err(|e| failed("reading", e))?;
+    let store = tx
+        .object_store(store_name)
+        .map_err(|e| failed("reading", e))?;
     let request = store.get_all().map_err(|e| failed("reading", e))?;
     let all = settle(&request).await.map_err(|e| failed("reading", e))?;
     db.close();

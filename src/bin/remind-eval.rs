@@ -1,15 +1,20 @@
 //! remind-eval: the command that replays the MemPrompt experiment against an endpoint.
 //!
 //! Only the process boundary lives here (arguments, environment, exit code); the
-//! harness itself is `remind::eval`.
+//! harness itself is `remind::eval`. It is a native tool: built for the browser
+//! target (as `--all-targets` does) it is an empty program.
 
-use std::path::Path;
-use std::process::ExitCode;
+#[cfg(target_arch = "wasm32")]
+fn main() {}
 
-use remind::eval::config::USAGE;
-use remind::eval::{parse_args, run};
+#[cfg(not(target_arch = "wasm32"))]
+fn main() -> std::process::ExitCode {
+    use std::path::Path;
+    use std::process::ExitCode;
 
-fn main() -> ExitCode {
+    use remind::eval::config::USAGE;
+    use remind::eval::{parse_args, run};
+
     let args: Vec<String> = std::env::args().skip(1).collect();
     let env = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     // The data set sits next to the repository (see memprompt-data's README).

@@ -5,8 +5,8 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::app::correct::{Correction, CorrectionOutcome};
-use crate::domain::write_gate::Durability;
 use crate::domain::reflection::RuleProposal;
+use crate::domain::write_gate::Durability;
 use crate::ui::page_context::{TurnState, use_page};
 use crate::ui::rule_proposal::RuleProposalView;
 

@@ -48,7 +48,11 @@ pub fn LearningChart() -> impl IntoView {
         page.memory_revision.track();
         page.turn.track();
         spawn_local(async move {
-            let loaded = page.session().learning_curve().await.map_err(|e| e.to_string());
+            let loaded = page
+                .session()
+                .learning_curve()
+                .await
+                .map_err(|e| e.to_string());
             curve.set(Some(loaded));
         });
     });

@@ -30,7 +30,10 @@ fn base_line(sent: usize, dropped: usize) -> String {
 pub fn PromptPanel(turn: Turn) -> impl IntoView {
     let breakdown = turn.prepared.breakdown.clone();
     let sent = turn.prepared.request.prompt.display_text();
-    let base = base_line(breakdown.base_examples.len(), breakdown.base_examples_dropped);
+    let base = base_line(
+        breakdown.base_examples.len(),
+        breakdown.base_examples_dropped,
+    );
     let clarification = breakdown
         .clarification
         .as_ref()

@@ -10,7 +10,10 @@ use crate::ui::page_context::{Notice, use_page};
 
 fn replaces_line(preview: &AcceptPreview) -> String {
     match &preview.replaces {
-        Some(current) => format!("Accepting replaces the current lesson: “{}”", current.clarification),
+        Some(current) => format!(
+            "Accepting replaces the current lesson: “{}”",
+            current.clarification
+        ),
         None => "Accepting adds a new lesson for this kind of question.".into(),
     }
 }
@@ -31,17 +34,12 @@ pub fn RuleProposalView(
         let text = draft.get();
         (text.trim() != proposal.with_value(|p| p.rule.trim().to_string())).then_some(text)
     };
-    let preview = move || {
-        proposal.with_value(|p| page.session().preview_accept(p, edited().as_deref()))
-    };
+    let preview =
+        move || proposal.with_value(|p| page.session().preview_accept(p, edited().as_deref()));
     let replaces = move || replaces_line(&preview());
     let refusal = move || preview().refusal.map(|r| r.to_string());
     let on_accept = move |_| {
-        let (chosen, text, expected) = (
-            proposal.get_value(),
-            edited(),
-            preview().expected_version,
-        );
+        let (chosen, text, expected) = (proposal.get_value(), edited(), preview().expected_version);
         busy.set(true);
         spawn_local(async move {
             let outcome = page.session().accept_rule(&chosen, text, expected).await;
@@ -49,7 +47,9 @@ pub fn RuleProposalView(
             if outcome.is_ok() {
                 open.set(None);
             }
-            page.report(outcome, |_| "Rule saved. It applies to similar questions from now on.".into());
+            page.report(outcome, |_| {
+                "Rule saved. It applies to similar questions from now on.".into()
+            });
         });
     };
     let on_reject = move |_| {
