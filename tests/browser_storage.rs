@@ -7,26 +7,17 @@ use remind::adapters::local_settings::LocalSettings;
 use remind::app::ports::{MemoryStore, SettingsStore};
 use remind::app::settings::Settings;
 use remind::domain::memory::{FeedbackMemory, Lesson};
-use remind::domain::record::{RecordId, RecordKind, RecordState, Source, Timestamp};
+use remind::domain::record::{RecordId, RecordState, Timestamp};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
-
-fn lesson(question: &str, clarification: &str) -> Lesson {
-    Lesson {
-        question: question.into(),
-        clarification: clarification.into(),
-        kind: RecordKind::Clarification,
-        source: Source::UserStated,
-    }
-}
 
 #[wasm_bindgen_test]
 async fn a_committed_write_is_read_back_by_a_new_connection() {
     let store = IdbStore;
     let id = format!("browser-test-{}", js_sys::Date::now());
     let written = FeedbackMemory::default().plan_write(
-        lesson(
+        Lesson::user_clarification(
             "What is like < fast > ?",
             "when I ask for like, I want a synonym.",
         ),
@@ -52,7 +43,7 @@ async fn a_superseding_write_stores_both_records_in_one_transaction() {
     let stamp = js_sys::Date::now();
     let mut memory = FeedbackMemory::default();
     let first = memory.plan_write(
-        lesson("What is unlike < hot > ?", "I want a homonym"),
+        Lesson::user_clarification("What is unlike < hot > ?", "I want a homonym"),
         RecordId(format!("old-{stamp}")),
         Timestamp(1),
     );
@@ -63,7 +54,7 @@ async fn a_superseding_write_stores_both_records_in_one_transaction() {
         .unwrap();
 
     let second = memory.plan_write(
-        lesson("what is unlike < cold > ?", "I want an antonym"),
+        Lesson::user_clarification("what is unlike < cold > ?", "I want an antonym"),
         RecordId(format!("new-{stamp}")),
         Timestamp(2),
     );
@@ -137,7 +128,7 @@ async fn a_simulated_full_disk_aborts_the_real_transaction_and_stores_nothing() 
     let store = IdbStore;
     let id = format!("quota-test-{}", js_sys::Date::now());
     let written = FeedbackMemory::default().plan_write(
-        lesson("What is like < quota > ?", "I want a synonym"),
+        Lesson::user_clarification("What is like < quota > ?", "I want a synonym"),
         RecordId(id.clone()),
         Timestamp(1),
     );

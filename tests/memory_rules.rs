@@ -16,7 +16,7 @@ use remind::domain::memory::{FeedbackMemory, Lesson, MemoryError};
 use remind::domain::memory_key::MemoryKey;
 use remind::domain::memory_query::{KindFilter, MemoryFilter, StateFilter, list};
 use remind::domain::record::{
-    ChangeReason, MemoryRecord, RecordId, RecordKind, RecordState, Source, Timestamp,
+    ChangeReason, MemoryRecord, RecordId, RecordKind, RecordState, Timestamp,
 };
 use remind::domain::withdrawal::UndoOutcome;
 use remind::domain::write_gate::{Durability, Refusal};
@@ -464,20 +464,11 @@ fn reload_picks_up_what_another_tab_wrote() {
 
 // --- The pure memory ---------------------------------------------------------------
 
-fn lesson(question: &str, clarification: &str) -> Lesson {
-    Lesson {
-        question: question.into(),
-        clarification: clarification.into(),
-        kind: RecordKind::Clarification,
-        source: Source::UserStated,
-    }
-}
-
 fn memory_with(lessons: &[(&str, &str)]) -> FeedbackMemory {
     let mut memory = FeedbackMemory::default();
     for (i, (question, clarification)) in lessons.iter().enumerate() {
         let written = memory.plan_write(
-            lesson(question, clarification),
+            Lesson::user_clarification(question, clarification),
             RecordId(format!("r{i}")),
             Timestamp(i as i64 + 1),
         );
@@ -490,7 +481,7 @@ fn memory_with(lessons: &[(&str, &str)]) -> FeedbackMemory {
 fn a_first_write_must_believe_there_is_no_lesson_yet() {
     let memory = memory_with(&[("What is like < fast > ?", SYNONYM)]);
     let planned = memory.plan_correction(
-        lesson("What is like < slow > ?", SOUNDS_LIKE),
+        Lesson::user_clarification("What is like < slow > ?", SOUNDS_LIKE),
         None,
         None,
         RecordId("new".into()),
@@ -501,7 +492,7 @@ fn a_first_write_must_believe_there_is_no_lesson_yet() {
     );
     let planned = memory
         .plan_correction(
-            lesson("What is like < slow > ?", SOUNDS_LIKE),
+            Lesson::user_clarification("What is like < slow > ?", SOUNDS_LIKE),
             Some(1),
             None,
             RecordId("new".into()),
@@ -533,7 +524,7 @@ fn versions_are_never_reused_after_an_undo() {
     assert_eq!(memory.current_version(&like_key()), Some(1));
     let next = memory
         .plan_correction(
-            lesson("what is like <x>?", "I want an antonym"),
+            Lesson::user_clarification("what is like <x>?", "I want an antonym"),
             Some(1),
             None,
             RecordId("r2".into()),
@@ -572,7 +563,7 @@ fn the_memory_list_searches_and_filters_without_showing_history_by_default() {
         },
         ..memory
             .plan_write(
-                lesson("capital of France?", ""),
+                Lesson::user_clarification("capital of France?", ""),
                 RecordId("ex".into()),
                 Timestamp(9),
             )

@@ -18,21 +18,16 @@ use remind::domain::import_plan::{ImportMode, KeyStatus, plan_import, preview};
 use remind::domain::memory::{FeedbackMemory, Lesson};
 use remind::domain::memory_key::MemoryKey;
 use remind::domain::record::{
-    MemoryRecord, RecordId, RecordKind, RecordState, Source, StoredEmbedding, Timestamp,
+    MemoryRecord, RecordId, RecordKind, RecordState, StoredEmbedding, Timestamp,
 };
 use support::scripted::{SharedStore, block_on, session_over};
 
-fn lesson(question: &str, clarification: &str) -> Lesson {
-    Lesson {
-        question: question.into(),
-        clarification: clarification.into(),
-        kind: RecordKind::Clarification,
-        source: Source::UserStated,
-    }
-}
-
 fn write(memory: &mut FeedbackMemory, question: &str, fb: &str, id: &str, at: i64) {
-    let written = memory.plan_write(lesson(question, fb), RecordId(id.into()), Timestamp(at));
+    let written = memory.plan_write(
+        Lesson::user_clarification(question, fb),
+        RecordId(id.into()),
+        Timestamp(at),
+    );
     memory.apply(&written);
 }
 
@@ -67,7 +62,7 @@ fn sample_memory() -> FeedbackMemory {
     memory.upsert(withdrawn);
     let mut example = memory
         .plan_write(
-            lesson("capital of France?", ""),
+            Lesson::user_clarification("capital of France?", ""),
             RecordId("ex-1".into()),
             Timestamp(5),
         )

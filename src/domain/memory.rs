@@ -26,6 +26,16 @@ pub struct Lesson {
 }
 
 impl Lesson {
+    /// A clarification in the user's own words: the common lesson.
+    pub fn user_clarification(question: &str, clarification: &str) -> Self {
+        Lesson {
+            question: question.into(),
+            clarification: clarification.into(),
+            kind: RecordKind::Clarification,
+            source: Source::UserStated,
+        }
+    }
+
     /// The key the lesson is stored under: its question's, in the verified examples'
     /// own namespace for an example, so an example and a clarification of the same
     /// question are each the one current record of their own key.
@@ -338,17 +348,12 @@ impl FeedbackMemory {
 mod tests {
     use super::*;
 
-    fn lesson(question: &str, clarification: &str) -> Lesson {
-        Lesson {
-            question: question.into(),
-            clarification: clarification.into(),
-            kind: RecordKind::Clarification,
-            source: Source::UserStated,
-        }
-    }
-
     fn write(memory: &mut FeedbackMemory, question: &str, fb: &str, id: &str, at: i64) -> Written {
-        let written = memory.plan_write(lesson(question, fb), RecordId(id.into()), Timestamp(at));
+        let written = memory.plan_write(
+            Lesson::user_clarification(question, fb),
+            RecordId(id.into()),
+            Timestamp(at),
+        );
         memory.apply(&written);
         written
     }

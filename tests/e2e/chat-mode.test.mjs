@@ -1,26 +1,18 @@
 // E2E: the chat-completions mode sends messages (not a prompt) and shows the parsed reply the same way.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startFakeLlm } from './fake-llm-server.mjs';
-import { ask, fakeRequests, firstPage, freshProfileDir, launch, openApp, saveSettings, serveDist } from './helpers.mjs';
+import {
+  ask, fakeLlmAndSite, fakeRequests, firstPage, freshProfileDir, launch, openApp, saveSettings,
+} from './helpers.mjs';
 
-let fake;
-let site;
-before(async () => {
-  fake = await startFakeLlm();
-  site = await serveDist();
-});
-after(async () => {
-  await site?.close();
-  await fake?.close();
-});
+const env = fakeLlmAndSite();
 
 test('chat mode asks through /v1/chat/completions', { timeout: 90_000 }, async () => {
   const context = await launch(freshProfileDir('chat'));
   try {
     const page = await firstPage(context);
-    await openApp(page, site.url);
-    await saveSettings(page, { baseUrl: fake.baseUrl, mode: 'chat', model: 'fake-chat-model', apiKey: 'sk-test' });
+    await openApp(page, env.site.url);
+    await saveSettings(page, { baseUrl: env.fake.baseUrl, mode: 'chat', model: 'fake-chat-model', apiKey: 'sk-test' });
 
     const state = await ask(page, 'What is like < fast > ?');
     assert.equal(state.error ?? '', '', `unexpected #turn-error: ${state.error}`);
@@ -29,7 +21,7 @@ test('chat mode asks through /v1/chat/completions', { timeout: 90_000 }, async (
     assert.doesNotMatch(`${state.understanding} ${state.answer}`, /END/);
     assert.ok(await page.locator('#not-what-i-meant').isVisible(), '#not-what-i-meant is offered after a reply');
 
-    const reqs = await fakeRequests(fake);
+    const reqs = await fakeRequests(env.fake);
     assert.equal(reqs.length, 1, 'one request for one turn');
     const body = reqs[0];
     assert.ok(Array.isArray(body.messages), `chat mode sends messages: ${JSON.stringify(body).slice(0, 200)}`);

@@ -3,7 +3,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { after, before } from 'node:test';
 import { chromium } from 'playwright-core';
+import { startFakeLlm } from './fake-llm-server.mjs';
 import { startStaticServer } from './static-server.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -66,6 +68,32 @@ export async function firstPage(context) {
 /** Serves dist/ on a free port. */
 export function serveDist(opts = {}) {
   return startStaticServer({ dir: DIST, ...opts });
+}
+
+/**
+ * Starts the fake LLM and serves dist/ before a test file's tests, and stops both after
+ * them. Returns the object whose `fake` and `site` the tests use.
+ */
+export function fakeLlmAndSite() {
+  const env = { fake: null, site: null };
+  before(async () => {
+    env.fake = await startFakeLlm();
+    env.site = await serveDist();
+  });
+  after(async () => {
+    await env.site?.close();
+    await env.fake?.close();
+  });
+  return env;
+}
+
+/** A fresh browser profile with the app open and its settings pointed at the fake LLM. */
+export async function freshApp(env, label, settings = {}) {
+  const context = await launch(freshProfileDir(label));
+  const page = await firstPage(context);
+  await openApp(page, env.site.url);
+  await saveSettings(page, { baseUrl: env.fake.baseUrl, ...settings });
+  return { context, page };
 }
 
 export function distExists() {

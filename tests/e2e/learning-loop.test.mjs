@@ -1,32 +1,22 @@
 // E2E: the MemPrompt learning loop in a real browser — a misread question, a correction saved to IndexedDB, and its reuse after reload and restart.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startFakeLlm, SEPARATOR, queryFromPrompt } from './fake-llm-server.mjs';
+import { SEPARATOR, queryFromPrompt } from './fake-llm-server.mjs';
 import {
-  ask, correct, fakeRequests, firstPage, freshProfileDir, launch, openApp, saveSettings,
-  screenshot, serveDist, waitForMemoryCount,
+  ask, correct, fakeLlmAndSite, fakeRequests, firstPage, freshProfileDir, launch, openApp, saveSettings, screenshot, waitForMemoryCount,
 } from './helpers.mjs';
 
 const CLARIFICATION = 'when I ask for like, I want a synonym.';
 
-let fake;
-let site;
-before(async () => {
-  fake = await startFakeLlm();
-  site = await serveDist();
-});
-after(async () => {
-  await site?.close();
-  await fake?.close();
-});
+const env = fakeLlmAndSite();
 
 test('a correction is stored, survives reload and restart, and is attached to a similar question', { timeout: 180_000 }, async () => {
   const profile = freshProfileDir('learning');
   let context = await launch(profile);
   try {
     let page = await firstPage(context);
-    await openApp(page, site.url);
-    await saveSettings(page, { baseUrl: fake.baseUrl, mode: 'completion' });
+    await openApp(page, env.site.url);
+    await saveSettings(page, { baseUrl: env.fake.baseUrl, mode: 'completion' });
 
     // 1. The model misreads "like" as "sounds like".
     let state = await ask(page, 'What is like < fast > ?');
@@ -35,7 +25,7 @@ test('a correction is stored, survives reload and restart, and is attached to a 
     assert.match(state.answer ?? '', /fasst/, `#answer-answer should be the parsed answer: ${JSON.stringify(state)}`);
     assert.doesNotMatch(`${state.understanding} ${state.answer}`, /END/, 'the stop word must not be shown');
     assert.equal(await page.locator('#applied-memory').count(), 0, 'no memory exists yet, so none may be applied');
-    let reqs = await fakeRequests(fake);
+    let reqs = await fakeRequests(env.fake);
     assert.equal(reqs.length, 1, 'exactly one request for one turn');
     assert.equal(typeof reqs[0].prompt, 'string', 'completion mode sends `prompt`');
     assert.ok(reqs[0].prompt.endsWith(`What is like < fast > ?${SEPARATOR}`), `prompt must end with the query and the separator; its tail: ${JSON.stringify(reqs[0].prompt.slice(-80))}`);
@@ -59,10 +49,10 @@ test('a correction is stored, survives reload and restart, and is attached to a 
     await context.close();
     context = await launch(profile);
     page = await firstPage(context);
-    await openApp(page, site.url);
-    assert.equal(await page.inputValue('#settings-base-url'), fake.baseUrl, 'settings persist in localStorage across a restart');
+    await openApp(page, env.site.url);
+    assert.equal(await page.inputValue('#settings-base-url'), env.fake.baseUrl, 'settings persist in localStorage across a restart');
     await waitForMemoryCount(page, countBefore + 1);
-    await fetch(`${fake.url}/__reset`, { method: 'POST' });
+    await fetch(`${env.fake.url}/__reset`, { method: 'POST' });
     state = await ask(page, 'What is like < happy > ?');
     assert.equal(state.error ?? '', '', `unexpected #turn-error after restart: ${state.error}`);
 
@@ -77,7 +67,7 @@ test('a correction is stored, survives reload and restart, and is attached to a 
     assert.match(state.understanding, /synonym/, `#answer-understanding follows the clarification: ${JSON.stringify(state)}`);
     assert.match(state.answer ?? '', /glad/, `#answer-answer: ${JSON.stringify(state)}`);
 
-    reqs = await fakeRequests(fake);
+    reqs = await fakeRequests(env.fake);
     assert.equal(reqs.length, 1, 'one request after the restart');
     const last = reqs.at(-1);
     const expected = `What is like < happy > ? | clarification: ${CLARIFICATION}`;

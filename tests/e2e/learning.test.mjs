@@ -1,21 +1,11 @@
 // E2E: learning beyond clarifications — a reflected rule stored only on accept (edited text wins), verified examples shown and removable, the prompt panel showing the exact bytes sent, and the learning curve.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startFakeLlm } from './fake-llm-server.mjs';
 import {
-  ask, fakeRequests, firstPage, freshProfileDir, launch, openApp, saveSettings, serveDist, waitForMemoryCount, waitForText,
+  ask, fakeLlmAndSite, fakeRequests, firstPage, freshApp, freshProfileDir, launch, openApp, saveSettings, waitForMemoryCount, waitForText,
 } from './helpers.mjs';
 
-let fake;
-let site;
-before(async () => {
-  fake = await startFakeLlm();
-  site = await serveDist();
-});
-after(async () => {
-  await site?.close();
-  await fake?.close();
-});
+const env = fakeLlmAndSite();
 
 /** Opens the correction form (unless a rejected proposal left it open) and asks for a rule. */
 async function proposeRule(page, words) {
@@ -30,11 +20,8 @@ async function open(page, selector) {
 }
 
 test('a reflected rule is stored only when accepted, as edited, and announces what it replaces', { timeout: 120_000 }, async () => {
-  const context = await launch(freshProfileDir('reflection'));
+  const { context, page } = await freshApp(env, 'reflection');
   try {
-    const page = await firstPage(context);
-    await openApp(page, site.url);
-    await saveSettings(page, { baseUrl: fake.baseUrl });
 
     await ask(page, 'What is like < fast > ?');
     await proposeRule(page, 'no, I want a synonym');
@@ -71,24 +58,21 @@ test('a reflected rule is stored only when accepted, as edited, and announces wh
 });
 
 test('a confirmed answer becomes a verified example that later prompts carry, shown and removable', { timeout: 120_000 }, async () => {
-  const context = await launch(freshProfileDir('verified'));
+  const { context, page } = await freshApp(env, 'verified');
   try {
-    const page = await firstPage(context);
-    await openApp(page, site.url);
-    await saveSettings(page, { baseUrl: fake.baseUrl });
 
     await ask(page, 'What is unlike < hot > ?');
     await page.click('#confirm-answer');
     await waitForText(page, '#memory-notice', 'Kept as a verified example');
 
-    await fetch(`${fake.url}/__reset`, { method: 'POST' });
+    await fetch(`${env.fake.url}/__reset`, { method: 'POST' });
     await ask(page, 'What is unlike < big > ?');
     await open(page, '#prompt-panel');
     const used = await page.locator('#prompt-examples .prompt-example').allTextContents();
     assert.equal(used.length, 1, JSON.stringify(used));
     assert.match(used[0], /What is unlike < hot > \?/);
     assert.match(used[0], /alike|cosine/);
-    const [request] = await fakeRequests(fake);
+    const [request] = await fakeRequests(env.fake);
     assert.ok(
       request.prompt.includes('What is unlike < hot > ?\n\n###\n\n/ the antonym for hot is unhot END\n\n###\n\n/What is unlike < big > ?'),
       'the example sits right before the query',
@@ -96,11 +80,11 @@ test('a confirmed answer becomes a verified example that later prompts carry, sh
 
     await page.locator('#prompt-examples .remove-example').click();
     await waitForText(page, '#memory-notice', 'Example removed');
-    await fetch(`${fake.url}/__reset`, { method: 'POST' });
+    await fetch(`${env.fake.url}/__reset`, { method: 'POST' });
     await ask(page, 'What is unlike < small > ?');
     await open(page, '#prompt-panel');
     assert.equal(await page.locator('#prompt-examples .prompt-example').count(), 0);
-    const [after] = await fakeRequests(fake);
+    const [after] = await fakeRequests(env.fake);
     assert.ok(!after.prompt.includes('What is unlike < hot > ?'), 'a removed example is no longer sent');
   } finally {
     await context.close().catch(() => {});
@@ -111,14 +95,14 @@ test('the prompt panel shows exactly the bytes the client sent, in both modes', 
   const context = await launch(freshProfileDir('prompt-panel'));
   try {
     const page = await firstPage(context);
-    await openApp(page, site.url);
+    await openApp(page, env.site.url);
     for (const mode of ['completion', 'chat']) {
-      await saveSettings(page, { baseUrl: fake.baseUrl, mode });
-      await fetch(`${fake.url}/__reset`, { method: 'POST' });
+      await saveSettings(page, { baseUrl: env.fake.baseUrl, mode });
+      await fetch(`${env.fake.url}/__reset`, { method: 'POST' });
       await ask(page, 'What is like < fast > ?');
       await open(page, '#prompt-panel');
       const shown = await page.locator('#prompt-sent').textContent();
-      const [request] = await fakeRequests(fake);
+      const [request] = await fakeRequests(env.fake);
       const sent = mode === 'completion' ? request.prompt : JSON.stringify(request.messages);
       assert.equal(shown, sent, `${mode}: the panel shows what was sent`);
     }
@@ -128,11 +112,8 @@ test('the prompt panel shows exactly the bytes the client sent, in both modes', 
 });
 
 test('the learning curve counts questions and corrections', { timeout: 120_000 }, async () => {
-  const context = await launch(freshProfileDir('curve'));
+  const { context, page } = await freshApp(env, 'curve');
   try {
-    const page = await firstPage(context);
-    await openApp(page, site.url);
-    await saveSettings(page, { baseUrl: fake.baseUrl });
     await ask(page, 'What is like < fast > ?');
     await page.click('#not-what-i-meant');
     await page.fill('#clarification-input', 'when I ask for like, I want a synonym.');

@@ -1,21 +1,11 @@
 // E2E: memory that stays true in a real browser — two tabs on one IndexedDB, reload mid-session, refused secrets, a simulated full disk, and edit/undo/forget through the memory browser.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startFakeLlm } from './fake-llm-server.mjs';
 import {
-  ask, correct, firstPage, freshProfileDir, launch, openApp, saveSettings, serveDist, waitForMemoryCount, waitForText,
+  ask, correct, fakeLlmAndSite, firstPage, freshApp, freshProfileDir, launch, openApp, saveSettings, waitForMemoryCount, waitForText,
 } from './helpers.mjs';
 
-let fake;
-let site;
-before(async () => {
-  fake = await startFakeLlm();
-  site = await serveDist();
-});
-after(async () => {
-  await site?.close();
-  await fake?.close();
-});
+const env = fakeLlmAndSite();
 
 async function openMemory(page) {
   await page.evaluate(() => { document.querySelector('#memory-browser').open = true; });
@@ -35,10 +25,10 @@ test('a correction saved in one tab appears in the other, and a stale edit there
   const context = await launch(freshProfileDir('tabs'));
   try {
     const a = await firstPage(context);
-    await openApp(a, site.url);
-    await saveSettings(a, { baseUrl: fake.baseUrl });
+    await openApp(a, env.site.url);
+    await saveSettings(a, { baseUrl: env.fake.baseUrl });
     const b = await context.newPage();
-    await openApp(b, site.url);
+    await openApp(b, env.site.url);
     await openMemory(a);
     await openMemory(b);
 
@@ -72,8 +62,8 @@ test('an edit against an old view is refused and shows the current lesson; nothi
   const context = await launch(freshProfileDir('stale'));
   try {
     const a = await firstPage(context);
-    await openApp(a, site.url);
-    await saveSettings(a, { baseUrl: fake.baseUrl });
+    await openApp(a, env.site.url);
+    await saveSettings(a, { baseUrl: env.fake.baseUrl });
     await openMemory(a);
     await teach(a, 'What is like < fast > ?', 'I want a synonym');
 
@@ -81,7 +71,7 @@ test('an edit against an old view is refused and shows the current lesson; nothi
     // frozen in the background would be.
     const b = await context.newPage();
     await b.addInitScript(() => { window.BroadcastChannel = undefined; });
-    await openApp(b, site.url);
+    await openApp(b, env.site.url);
     await openMemory(b);
     await waitForMemoryCount(b, 1);
     const itemB = b.locator('#memory-list .memory-item').first();
@@ -110,11 +100,8 @@ test('an edit against an old view is refused and shows the current lesson; nothi
 });
 
 test('a reload mid-session keeps every lesson and its history; undo restores the earlier lesson; forget erases', { timeout: 120_000 }, async () => {
-  const context = await launch(freshProfileDir('history'));
+  const { context, page } = await freshApp(env, 'history');
   try {
-    const page = await firstPage(context);
-    await openApp(page, site.url);
-    await saveSettings(page, { baseUrl: fake.baseUrl });
     await teach(page, 'What is like < fast > ?', 'I want a homonym');
     await teach(page, 'What is like < slow > ?', 'when I ask for like, I want a synonym.');
     await waitForMemoryCount(page, 1); // the second correction replaced the first
@@ -153,11 +140,8 @@ test('a reload mid-session keeps every lesson and its history; undo restores the
 });
 
 test('a clarification holding a secret is refused with the reason and nothing is stored', { timeout: 60_000 }, async () => {
-  const context = await launch(freshProfileDir('secret'));
+  const { context, page } = await freshApp(env, 'secret');
   try {
-    const page = await firstPage(context);
-    await openApp(page, site.url);
-    await saveSettings(page, { baseUrl: fake.baseUrl });
     await ask(page, 'What is like < fast > ?');
     await page.click('#not-what-i-meant');
     await page.fill('#clarification-input', 'use my key sk-proj-abcdefghijklmnop1234 for this');
@@ -173,11 +157,8 @@ test('a clarification holding a secret is refused with the reason and nothing is
 });
 
 test('a full disk (simulated by the store hook) is reported, never called saved, and loses nothing', { timeout: 60_000 }, async () => {
-  const context = await launch(freshProfileDir('quota'));
+  const { context, page } = await freshApp(env, 'quota');
   try {
-    const page = await firstPage(context);
-    await openApp(page, site.url);
-    await saveSettings(page, { baseUrl: fake.baseUrl });
     await teach(page, 'What is unlike < hot > ?', 'I want an antonym');
     await waitForMemoryCount(page, 1);
 

@@ -1,26 +1,16 @@
 // E2E: export the memory in one browser profile, import it into a fresh one, and the lesson applies there; a bad file changes nothing.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startFakeLlm } from './fake-llm-server.mjs';
 import {
-  ask, correct, fakeRequests, firstPage, freshProfileDir, launch, openApp, saveSettings, serveDist, waitForMemoryCount, waitForText,
+  ask, correct, fakeLlmAndSite, fakeRequests, firstPage, freshApp, freshProfileDir, launch, openApp, saveSettings, waitForMemoryCount, waitForText,
 } from './helpers.mjs';
 
 const CLARIFICATION = 'when I ask for like, I want a synonym.';
 
-let fake;
-let site;
-before(async () => {
-  fake = await startFakeLlm();
-  site = await serveDist();
-});
-after(async () => {
-  await site?.close();
-  await fake?.close();
-});
+const env = fakeLlmAndSite();
 
 async function openTransfer(page) {
   await page.evaluate(() => { document.querySelector('#transfer').open = true; });
@@ -32,8 +22,8 @@ test('a memory exported from one profile applies after import into a fresh one',
   const first = await launch(freshProfileDir('export'));
   try {
     const page = await firstPage(first);
-    await openApp(page, site.url);
-    await saveSettings(page, { baseUrl: fake.baseUrl, apiKey: 'sk-never-exported-0123456789' });
+    await openApp(page, env.site.url);
+    await saveSettings(page, { baseUrl: env.fake.baseUrl, apiKey: 'sk-never-exported-0123456789' });
     await ask(page, 'What is like < fast > ?');
     await correct(page, CLARIFICATION);
     await openTransfer(page);
@@ -49,13 +39,13 @@ test('a memory exported from one profile applies after import into a fresh one',
   assert.equal(doc.records.length, 1);
   assert.equal(doc.records[0].clarification, CLARIFICATION);
   assert.ok(!text.includes('sk-never-exported'), 'the API key is never exported');
-  assert.ok(!text.includes(fake.baseUrl), 'settings are never exported');
+  assert.ok(!text.includes(env.fake.baseUrl), 'settings are never exported');
 
   const second = await launch(freshProfileDir('import'));
   try {
     const page = await firstPage(second);
-    await openApp(page, site.url);
-    await saveSettings(page, { baseUrl: fake.baseUrl });
+    await openApp(page, env.site.url);
+    await saveSettings(page, { baseUrl: env.fake.baseUrl });
     await waitForMemoryCount(page, 0);
     await openTransfer(page);
     await page.setInputFiles('#import-file', exported);
@@ -69,10 +59,10 @@ test('a memory exported from one profile applies after import into a fresh one',
     await page.reload();
     await page.locator('#ask-input').waitFor();
     await waitForMemoryCount(page, 1);
-    await fetch(`${fake.url}/__reset`, { method: 'POST' });
+    await fetch(`${env.fake.url}/__reset`, { method: 'POST' });
     const state = await ask(page, 'What is like < happy > ?');
     assert.match(state.understanding, /synonym/, JSON.stringify(state));
-    const [request] = await fakeRequests(fake);
+    const [request] = await fakeRequests(env.fake);
     assert.ok(request.prompt.includes(`What is like < happy > ? | clarification: ${CLARIFICATION}`));
   } finally {
     await second.close().catch(() => {});
@@ -86,11 +76,8 @@ test('a malformed or hostile file is refused with the field named, and nothing c
     'wrong-format.json': [JSON.stringify({ format: 'something-else', version: 1, exported_at: 0, app_version: 'x', records: [] }), /format/],
     'future.json': [JSON.stringify({ format: 'remind-memory', version: 99, exported_at: 0, app_version: 'x', records: [] }), /version/],
   };
-  const context = await launch(freshProfileDir('bad-import'));
+  const { context, page } = await freshApp(env, 'bad-import');
   try {
-    const page = await firstPage(context);
-    await openApp(page, site.url);
-    await saveSettings(page, { baseUrl: fake.baseUrl });
     await ask(page, 'What is like < fast > ?');
     await correct(page, CLARIFICATION);
     await openTransfer(page);
