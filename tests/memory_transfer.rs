@@ -553,6 +553,29 @@ fn a_session_imports_in_one_step_and_refuses_if_the_memory_changed_since_the_pre
     assert!(stored.iter().any(|r| r.state == RecordState::Withdrawn));
 }
 
+#[test]
+fn a_question_asked_between_preview_and_apply_does_not_void_the_preview() {
+    let source = SharedStore::default();
+    let exporter = session_over(&source, "src");
+    block_on(MemoryStore::write(&*source.0, sample_memory().records())).unwrap();
+    block_on(exporter.reload()).unwrap();
+    let file = block_on(exporter.export_json(Embeddings::Omit)).unwrap();
+
+    // The target already holds the same memory, so asking applies one of its lessons.
+    let target = SharedStore::default();
+    block_on(MemoryStore::write(&*target.0, sample_memory().records())).unwrap();
+    let importer = session_over(&target, "dst");
+    let pending = block_on(importer.preview_import(file.as_bytes())).unwrap();
+    let before: u32 = target.0.snapshot().iter().map(|r| r.stats.times_applied).sum();
+    let turn = block_on(importer.ask("What is like < slow > ?")).unwrap();
+    assert!(turn.prepared.applied.is_some(), "a stored lesson was applied");
+    let after: u32 = target.0.snapshot().iter().map(|r| r.stats.times_applied).sum();
+    assert_eq!(after, before + 1, "asking counted a use in the store");
+
+    let plan = block_on(importer.apply_import(&pending, ImportMode::Merge));
+    assert!(plan.is_ok(), "usage counters are not a change the user must re-preview: {plan:?}");
+}
+
 // --- Never panics -------------------------------------------------------------------
 
 fn arbitrary_json() -> impl Strategy<Value = Value> {

@@ -49,6 +49,11 @@ impl MemoryStore for InMemoryStore {
 
     // `fail_next_write` is left for the memory's writes: the turn log is bookkeeping
     // the session never fails a turn for, and a test arming a failure means a record.
+    /// Nothing here outlives the process, so no promise can be given.
+    async fn request_persistence(&self) -> Result<bool, StoreError> {
+        Ok(false)
+    }
+
     async fn append_turn_event(&self, event: &TurnEvent) -> Result<(), StoreError> {
         self.turn_events.borrow_mut().push(event.clone());
         Ok(())

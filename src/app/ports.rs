@@ -27,21 +27,13 @@ pub trait MemoryStore {
         self.commit(&[], ids).await
     }
     /// Asks the platform not to evict the memory under storage pressure; returns
-    /// whether it is now persistent. Stores that cannot be evicted say so at once.
-    async fn request_persistence(&self) -> Result<bool, StoreError> {
-        Ok(true)
-    }
+    /// whether it is now persistent.
+    async fn request_persistence(&self) -> Result<bool, StoreError>;
     /// Appends one event to the turn log (the learning curve's input); returns only
-    /// after it committed. Events are never changed or deleted one by one. The default
-    /// keeps no log, for stores that have none yet: the curve then stays empty.
-    async fn append_turn_event(&self, event: &TurnEvent) -> Result<(), StoreError> {
-        let _ = event;
-        Ok(())
-    }
+    /// after it committed. Events are never changed or deleted one by one.
+    async fn append_turn_event(&self, event: &TurnEvent) -> Result<(), StoreError>;
     /// Every logged turn event, in the order they were appended.
-    async fn load_turn_events(&self) -> Result<Vec<TurnEvent>, StoreError> {
-        Ok(Vec::new())
-    }
+    async fn load_turn_events(&self) -> Result<Vec<TurnEvent>, StoreError>;
 }
 
 /// Tells other views of the same memory (other tabs) that it changed, so they re-read

@@ -66,7 +66,7 @@ pub async fn apply_import(
     mode: ImportMode,
 ) -> Revision<ImportPlan> {
     revise(store, |memory| {
-        if preview(memory, &pending.document) != pending.preview {
+        if !same_records(&preview(memory, &pending.document), &pending.preview) {
             return Err(ReviseError::ChangedSincePreview);
         }
         let plan = plan_import(memory, &pending.document, mode);
@@ -77,4 +77,25 @@ pub async fn apply_import(
         Ok((plan, change))
     })
     .await
+}
+
+/// Whether two previews show the same records: ids, versions and states of every key,
+/// and what only this memory holds. Usage counters (a question asked meanwhile) do not
+/// change what the user decided on; anything else refuses the import.
+fn same_records(now: &ImportPreview, seen: &ImportPreview) -> bool {
+    let identity = |preview: &ImportPreview| {
+        let keys: Vec<_> = preview
+            .keys
+            .iter()
+            .map(|k| {
+                let existing = k
+                    .existing
+                    .as_ref()
+                    .map(|r| (r.id.clone(), r.version, r.state));
+                (k.key.clone(), k.status, existing)
+            })
+            .collect();
+        (keys, preview.only_here.clone())
+    };
+    identity(now) == identity(seen)
 }

@@ -2,8 +2,10 @@
 //! records to put and ids to erase for a merge or a replace.
 //!
 //! The plan is applied by one store call, so an import lands completely or not at
-//! all. Keys are compared by provenance (record ids), not by clocks: two browsers'
-//! clocks disagree, but "the file already contains the lesson I have now" does not.
+//! all. Keys are compared by provenance first (does the file hold the lesson I have
+//! now, or do I hold the file's?), which no clock can get wrong; only when both sides
+//! hold the same record in different states, or each holds the other's older lesson,
+//! do the records' change times decide between newer, older and conflict.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -44,7 +46,7 @@ pub struct ImportPreview {
     /// One entry per key in the file, ordered by key.
     pub keys: Vec<KeyPreview>,
     /// Records here whose key is not in the file: kept by merge, erased by replace.
-    pub only_here: usize,
+    pub only_here: Vec<RecordId>,
 }
 
 impl ImportPreview {
@@ -159,7 +161,8 @@ pub fn preview(existing: &FeedbackMemory, file: &ExportDocument) -> ImportPrevie
         .records()
         .iter()
         .filter(|r| !theirs.contains_key(&r.key))
-        .count();
+        .map(|r| r.id.clone())
+        .collect();
     ImportPreview { keys, only_here }
 }
 

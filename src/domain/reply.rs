@@ -142,7 +142,9 @@ fn strip_chatter(body: &str) -> &str {
 
 /// The explicit form some chat models prefer: "Understanding: … Answer: …".
 fn labelled(body: &str) -> Option<(String, Option<String>)> {
-    let lower = body.to_lowercase();
+    // ASCII lower-casing keeps every byte offset, so positions found in `lower` are
+    // valid in `body` (full Unicode lower-casing can change a character's length).
+    let lower = body.to_ascii_lowercase();
     let u_at = lower.find("understanding:")?;
     let after_u = u_at + "understanding:".len();
     let a_at = lower[after_u..].find("answer:").map(|i| i + after_u);
@@ -275,6 +277,14 @@ mod tests {
     fn end_inside_a_word_does_not_end_the_reply() {
         let reply = parse_reply(" the definition of BEND is to curve END", false);
         assert_eq!(reply.answer.as_deref(), Some("to curve"));
+    }
+
+    #[test]
+    fn a_character_whose_lowercase_is_shorter_does_not_break_the_labels() {
+        // The Kelvin sign (3 bytes) lower-cases to "k" (1 byte).
+        let reply = parse_reply("\u{212A}elvin Understanding: a unit\nAnswer: K END", false);
+        assert_eq!(reply.understanding.as_deref(), Some("a unit"));
+        assert_eq!(reply.answer.as_deref(), Some("K"));
     }
 
     proptest::proptest! {

@@ -26,6 +26,8 @@ pub fn AskForm() -> impl IntoView {
                 Err(e) => TurnState::Failed(e.to_string()),
             };
             page.turn.set(state);
+            // Asking counts the applied lesson's use in the store.
+            page.memory_changed();
         });
     };
     view! {

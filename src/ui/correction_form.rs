@@ -4,7 +4,9 @@ use leptos::ev::SubmitEvent;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::app::correct::{Correction, CorrectionOutcome};
+use crate::app::correct::{CorrectError, Correction, CorrectionOutcome};
+use crate::app::revise::ReviseError;
+use crate::domain::memory::MemoryError;
 use crate::domain::reflection::RuleProposal;
 use crate::domain::write_gate::Durability;
 use crate::ui::page_context::{TurnState, use_page};
@@ -35,6 +37,17 @@ impl SaveState {
             SaveState::Pending => "Saving…".into(),
             SaveState::Saved(m) | SaveState::Error(m) => m.clone(),
         }
+    }
+}
+
+/// A stale refusal belongs to the turn: the correction was about an answer the old
+/// lesson produced, so the way forward is to ask again, not to press Save again.
+fn correction_error_text(error: &CorrectError) -> String {
+    match error {
+        CorrectError::Revise(ReviseError::Memory(MemoryError::Stale { .. })) => {
+            format!("{error}. Ask the question again: the page now uses the current lesson.")
+        }
+        other => other.to_string(),
     }
 }
 
@@ -99,7 +112,11 @@ pub fn CorrectionForm() -> impl IntoView {
                     };
                     page.turn.set(state);
                 }
-                Err(e) => save.set(SaveState::Error(e.to_string())),
+                Err(e) => {
+                    save.set(SaveState::Error(correction_error_text(&e)));
+                    // A stale refusal re-read the store: show what it holds now.
+                    page.memory_changed();
+                }
             }
         });
     };

@@ -29,7 +29,7 @@ fn summary(preview: &ImportPreview) -> String {
     format!(
         "{}; {} records here are not in the file (merge keeps them, replace erases them).",
         counts.join(", "),
-        preview.only_here
+        preview.only_here.len()
     )
 }
 

@@ -19,16 +19,12 @@ use crate::ui::page_context::{Notice, PageContext, use_page};
 pub fn TransferPanel() -> impl IntoView {
     let page = use_page();
     let pending = RwSignal::new(None::<PendingImport>);
-    let include_embeddings = RwSignal::new(false);
 
+    // The page computes no embeddings yet, so exports leave them out; an importer with
+    // an embedder recomputes them.
     let on_export = move |_| {
-        let embeddings = if include_embeddings.get_untracked() {
-            Embeddings::Include
-        } else {
-            Embeddings::Omit
-        };
         spawn_local(async move {
-            let notice = match page.session().export_json(embeddings).await {
+            let notice = match page.session().export_json(Embeddings::Omit).await {
                 Ok(json) => match offer_download(&json) {
                     Ok(()) => Notice::done("Exported: the file is in your downloads."),
                     Err(e) => Notice::failed(format!("The download could not start: {e}")),
@@ -79,11 +75,6 @@ pub fn TransferPanel() -> impl IntoView {
             <summary>"Export and import"</summary>
             <div class="transfer-export">
                 <button id="export-button" type="button" on:click=on_export>"Export memory (JSON)"</button>
-                <label class="inline">
-                    <input id="export-embeddings" type="checkbox" prop:checked=include_embeddings
-                        on:change=move |ev| include_embeddings.set(event_target_checked(&ev))/>
-                    "include embeddings"
-                </label>
                 <p class="status">"Settings and API keys are never exported."</p>
             </div>
             <div class="drop-zone" id="import-drop" on:dragover=|ev: DragEvent| ev.prevent_default() on:drop=on_drop>

@@ -21,7 +21,7 @@ async function teach(page, question, clarification) {
   await correct(page, clarification);
 }
 
-test('a correction saved in one tab appears in the other, and a stale edit there is refused with the current text', { timeout: 120_000 }, async () => {
+test('a correction saved in one tab appears in the other, whose editor on the old version closes', { timeout: 120_000 }, async () => {
   const context = await launch(freshProfileDir('tabs'));
   try {
     const a = await firstPage(context);

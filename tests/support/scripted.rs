@@ -171,6 +171,10 @@ impl MemoryStore for SharedStore {
         self.0.commit(put, erase).await
     }
 
+    async fn request_persistence(&self) -> Result<bool, StoreError> {
+        self.0.request_persistence().await
+    }
+
     async fn append_turn_event(&self, event: &TurnEvent) -> Result<(), StoreError> {
         self.0.append_turn_event(event).await
     }
