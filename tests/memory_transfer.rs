@@ -566,14 +566,30 @@ fn a_question_asked_between_preview_and_apply_does_not_void_the_preview() {
     block_on(MemoryStore::write(&*target.0, sample_memory().records())).unwrap();
     let importer = session_over(&target, "dst");
     let pending = block_on(importer.preview_import(file.as_bytes())).unwrap();
-    let before: u32 = target.0.snapshot().iter().map(|r| r.stats.times_applied).sum();
+    let before: u32 = target
+        .0
+        .snapshot()
+        .iter()
+        .map(|r| r.stats.times_applied)
+        .sum();
     let turn = block_on(importer.ask("What is like < slow > ?")).unwrap();
-    assert!(turn.prepared.applied.is_some(), "a stored lesson was applied");
-    let after: u32 = target.0.snapshot().iter().map(|r| r.stats.times_applied).sum();
+    assert!(
+        turn.prepared.applied.is_some(),
+        "a stored lesson was applied"
+    );
+    let after: u32 = target
+        .0
+        .snapshot()
+        .iter()
+        .map(|r| r.stats.times_applied)
+        .sum();
     assert_eq!(after, before + 1, "asking counted a use in the store");
 
     let plan = block_on(importer.apply_import(&pending, ImportMode::Merge));
-    assert!(plan.is_ok(), "usage counters are not a change the user must re-preview: {plan:?}");
+    assert!(
+        plan.is_ok(),
+        "usage counters are not a change the user must re-preview: {plan:?}"
+    );
 }
 
 // --- Never panics -------------------------------------------------------------------

@@ -6,26 +6,17 @@
 //! embeddings, so only its key and polarity rules are measured here.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod support {
+    pub mod memprompt_data;
+}
+
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
 
 use remind::domain::levenshtein;
 use remind::domain::memory_key::MemoryKey;
 use remind::domain::retrieval::hybrid::polarity_differs;
 use remind::domain::task_stream::{TaskType, TemplateSet};
-
-fn shared_file(relative: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/memprompt-data")
-        .join(relative);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "cannot read {} ({e}). These tests measure retrievers on the MemPrompt data set; \
-             put a copy of memprompt-data (see its README.md) at ../shared/memprompt-data.",
-            path.display()
-        )
-    })
-}
+use support::memprompt_data::shared_file;
 
 fn templates() -> TemplateSet {
     TemplateSet::parse(&shared_file("derived/templates.jsonl")).expect("templates parse")

@@ -8,7 +8,9 @@
 //! user changed behaviour, and the printed table (`--nocapture`) shows how.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::path::PathBuf;
+mod support {
+    pub mod memprompt_data;
+}
 
 use remind::domain::keyword_check::understanding_names_task;
 use remind::domain::memory::{FeedbackMemory, Lesson};
@@ -22,21 +24,9 @@ use remind::domain::retrieval::{
 };
 use remind::domain::simulated_user::SimulatedUser;
 use remind::domain::task_stream::{RenderedTask, TaskType, TemplateSet, parse_task_stream};
+use support::memprompt_data::shared_file;
 
 const SEED: u64 = 2021;
-
-fn shared_file(relative: &str) -> String {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/memprompt-data")
-        .join(relative);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "cannot read {} ({e}). These tests replay the MemPrompt data set; put a copy of \
-             memprompt-data (see its README.md) at ../shared/memprompt-data next to the repo.",
-            path.display()
-        )
-    })
-}
 
 /// A stream rendered with its language's templates.
 fn stream(language: &str) -> Vec<RenderedTask> {
