@@ -218,10 +218,16 @@ where
 
     /// Takes on the store's memory as a revision left it, and returns its outcome.
     fn adopt<T>(&self, revision: Revision<T>) -> Result<T, ReviseError> {
-        if let Some(memory) = revision.memory {
+        self.take_on(revision.memory);
+        revision.outcome
+    }
+
+    /// Replaces the view with the memory the store holds now, when a use-case read it
+    /// (after a commit, or a refusal that re-read the store).
+    fn take_on(&self, memory: Option<FeedbackMemory>) {
+        if let Some(memory) = memory {
             *self.memory.borrow_mut() = memory;
         }
-        revision.outcome
     }
 
     pub fn settings(&self) -> Settings {
@@ -308,9 +314,7 @@ where
             correction,
         )
         .await;
-        if let Some(memory) = memory {
-            *self.memory.borrow_mut() = memory;
-        }
+        self.take_on(memory);
         if outcome.is_ok() {
             self.log_turn(&turn.id, TurnEventKind::Corrected).await;
         }
@@ -375,9 +379,7 @@ where
             expected_version,
         )
         .await;
-        if let Some(memory) = memory {
-            *self.memory.borrow_mut() = memory;
-        }
+        self.take_on(memory);
         outcome
     }
 
@@ -396,9 +398,7 @@ where
             turn,
         )
         .await;
-        if let Some(memory) = memory {
-            *self.memory.borrow_mut() = memory;
-        }
+        self.take_on(memory);
         if outcome.is_ok() {
             self.log_turn(&turn.id, TurnEventKind::Confirmed).await;
         }
@@ -426,9 +426,7 @@ where
         let now = self.ports.clock.now();
         let (memory, outcome) =
             confirm::remove_example(&self.ports.store, &view, id, expected, now).await;
-        if let Some(memory) = memory {
-            *self.memory.borrow_mut() = memory;
-        }
+        self.take_on(memory);
         outcome
     }
 
