@@ -14,9 +14,8 @@ use remind::adapters::tract_embedder::TractEmbedder;
 use remind::app::ports::Embedder;
 use remind::domain::memory::{FeedbackMemory, Lesson};
 use remind::domain::memory_key::MemoryKey;
-use remind::domain::record::{
-    MemoryRecord, RecordId, RecordKind, Source, StoredEmbedding, Timestamp,
-};
+use remind::domain::record::{MemoryRecord, RecordId, StoredEmbedding, Timestamp};
+use remind::domain::retrieval::gate_confusion::GateConfusion;
 use remind::domain::retrieval::{HybridRetriever, Query, Retriever, SemanticRetriever};
 
 /// Which text of a question is embedded.
@@ -34,48 +33,10 @@ fn cache_dir() -> PathBuf {
         })
 }
 
-#[derive(Clone, Copy, Default)]
-struct Confusion {
-    true_positive: usize,
-    false_positive: usize,
-    false_negative: usize,
-    true_negative: usize,
-}
-
-impl Confusion {
-    fn count(&mut self, accepted: bool, same: bool) {
-        match (accepted, same) {
-            (true, true) => self.true_positive += 1,
-            (true, false) => self.false_positive += 1,
-            (false, true) => self.false_negative += 1,
-            (false, false) => self.true_negative += 1,
-        }
-    }
-    fn precision(&self) -> f64 {
-        self.true_positive as f64 / (self.true_positive + self.false_positive).max(1) as f64
-    }
-    fn recall(&self) -> f64 {
-        self.true_positive as f64 / (self.true_positive + self.false_negative).max(1) as f64
-    }
-    fn f1(&self) -> f64 {
-        let (p, r) = (self.precision(), self.recall());
-        if p + r == 0.0 {
-            0.0
-        } else {
-            2.0 * p * r / (p + r)
-        }
-    }
-}
-
 /// The stored side of a pair: a current record of `question` carrying its embedding.
 fn stored(question: &str, vector: &[f32]) -> MemoryRecord {
     let mut memory = FeedbackMemory::default();
-    let lesson = Lesson {
-        question: question.to_string(),
-        clarification: "calibration".to_string(),
-        kind: RecordKind::Clarification,
-        source: Source::UserStated,
-    };
+    let lesson = Lesson::user_clarification(question, "calibration");
     let written = memory.plan_write(lesson, RecordId("r".into()), Timestamp(0));
     memory.apply(&written);
     let mut record = memory
@@ -149,8 +110,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("  τ    | semantic P  R     F1    | hybrid P    R     F1");
         println!("  -----+-------------------------+------------------------");
         for tau in TAUS {
-            let mut semantic = Confusion::default();
-            let mut hybrid = Confusion::default();
+            let mut semantic = GateConfusion::default();
+            let mut hybrid = GateConfusion::default();
             for (query_text, stored_text, same) in &pairs {
                 let query = Query::new(query_text).with_embedding(&embeddings[query_text.as_str()]);
                 let candidates = [&records[stored_text.as_str()]];

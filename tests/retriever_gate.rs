@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use remind::domain::levenshtein;
 use remind::domain::memory_key::MemoryKey;
+use remind::domain::retrieval::gate_confusion::GateConfusion;
 use remind::domain::retrieval::hybrid::polarity_differs;
 use remind::domain::task_stream::{TaskType, TemplateSet};
 use support::memprompt_data::shared_file;
@@ -68,23 +69,6 @@ const GATES: [(&str, Gate); 4] = [
     ),
 ];
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-struct Confusion {
-    true_positive: usize,
-    false_positive: usize,
-    false_negative: usize,
-    true_negative: usize,
-}
-
-impl Confusion {
-    fn precision(&self) -> f64 {
-        self.true_positive as f64 / (self.true_positive + self.false_positive).max(1) as f64
-    }
-    fn recall(&self) -> f64 {
-        self.true_positive as f64 / (self.true_positive + self.false_negative).max(1) as f64
-    }
-}
-
 /// `(key1, key2, same type)` for every pair of `data/sim/test.jsonl`.
 fn test_pairs() -> Vec<(MemoryKey, MemoryKey, bool)> {
     shared_file("data/sim/test.jsonl")
@@ -103,20 +87,15 @@ fn test_pairs() -> Vec<(MemoryKey, MemoryKey, bool)> {
         .collect()
 }
 
-fn confusion(pairs: &[(MemoryKey, MemoryKey, bool)], gate: Gate) -> Confusion {
+fn confusion(pairs: &[(MemoryKey, MemoryKey, bool)], gate: Gate) -> GateConfusion {
     // Only 15 distinct keys occur, so decide each key pair once.
     let mut decided: HashMap<(&str, &str), bool> = HashMap::new();
-    let mut c = Confusion::default();
+    let mut c = GateConfusion::default();
     for (a, b, same) in pairs {
         let accepted = *decided
             .entry((a.as_str(), b.as_str()))
             .or_insert_with(|| gate(a.as_str(), b.as_str()));
-        match (accepted, same) {
-            (true, true) => c.true_positive += 1,
-            (true, false) => c.false_positive += 1,
-            (false, true) => c.false_negative += 1,
-            (false, false) => c.true_negative += 1,
-        }
+        c.count(accepted, *same);
     }
     c
 }
