@@ -5,9 +5,11 @@
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod blocking_http_llm;
+pub mod embedder_wire;
 pub mod in_memory_store;
+pub mod in_process_embeddings;
 pub mod openai_wire;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(any(not(target_arch = "wasm32"), feature = "embedder"))]
 pub mod tract_embedder;
 
 #[cfg(target_arch = "wasm32")]
@@ -18,5 +20,9 @@ pub mod http_llm;
 pub mod idb_store;
 #[cfg(target_arch = "wasm32")]
 pub mod local_settings;
+#[cfg(all(target_arch = "wasm32", feature = "embedder"))]
+pub mod model_cache;
 #[cfg(target_arch = "wasm32")]
 pub mod tab_broadcast;
+#[cfg(target_arch = "wasm32")]
+pub mod worker_embedder;

@@ -8,6 +8,7 @@ pub mod ask;
 pub mod confirm;
 pub mod correct;
 pub mod ports;
+pub mod question_embedding;
 pub mod reflect;
 pub mod revise;
 pub mod session;

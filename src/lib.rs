@@ -7,6 +7,8 @@
 pub mod adapters;
 pub mod app;
 pub mod domain;
+#[cfg(all(target_arch = "wasm32", feature = "embedder"))]
+pub mod embedder_worker;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod eval;
 #[cfg(target_arch = "wasm32")]

@@ -7,6 +7,7 @@ pub mod app;
 mod ask_form;
 mod confirm_answer;
 mod correction_form;
+mod embedder_status;
 mod import_preview;
 mod learning_chart;
 mod memory_browser;

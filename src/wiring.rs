@@ -10,14 +10,44 @@ use crate::adapters::http_llm::HttpLanguageModel;
 use crate::adapters::idb_store::IdbStore;
 use crate::adapters::local_settings::LocalSettings;
 use crate::adapters::tab_broadcast::TabBroadcast;
+use crate::adapters::worker_embedder::{ModelFiles, WorkerEmbedder};
 use crate::app::announced_store::AnnouncedStore;
+use crate::app::ports::EmbedderStatus;
 use crate::app::session::{Ports, Session};
 
 pub type PageStore = AnnouncedStore<IdbStore, TabBroadcast>;
-pub type PageSession =
-    Session<PageStore, HttpLanguageModel, BrowserClock, RandomIds, LocalSettings>;
+pub type PageSession = Session<
+    PageStore,
+    HttpLanguageModel,
+    BrowserClock,
+    RandomIds,
+    LocalSettings,
+    WorkerEmbedder,
+>;
 
-pub fn page_session() -> Rc<PageSession> {
+/// The SHA-256 pins of the embedder's files; the model's names its embeddings.
+const EMBEDDER_PINS: &str = include_str!("../scripts/embedder.sha256");
+
+/// Names the model by its content, so embeddings stored under a different model file
+/// are recomputed and its cached download is replaced.
+fn embedder_model_id() -> String {
+    let sha = EMBEDDER_PINS
+        .lines()
+        .find_map(|line| line.strip_suffix("model.onnx")?.split_whitespace().next())
+        .unwrap_or("unpinned");
+    format!("all-minilm-l6-v2-int8-{}", &sha[..sha.len().min(12)])
+}
+
+/// The page's session. The embedder worker starts loading the model at once;
+/// `on_embedder_status` hears its progress.
+pub fn page_session(on_embedder_status: impl Fn(&EmbedderStatus) + 'static) -> Rc<PageSession> {
+    // Trunk puts the worker and the model files (index.html) next to the page.
+    let files = ModelFiles {
+        worker_script: "./remind-embedder_loader.js".into(),
+        model_url: "./minilm/model.onnx".into(),
+        vocab_url: "./minilm/vocab.txt".into(),
+        model_id: embedder_model_id(),
+    };
     Rc::new(Session::new(Ports {
         store: AnnouncedStore {
             store: IdbStore,
@@ -27,6 +57,7 @@ pub fn page_session() -> Rc<PageSession> {
         clock: BrowserClock,
         ids: RandomIds,
         settings: LocalSettings,
+        embedder: WorkerEmbedder::start(&files, on_embedder_status),
     }))
 }
 

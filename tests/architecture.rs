@@ -120,6 +120,8 @@ fn each_platform_dependency_lives_in_one_adapter() {
         // The crate path, not "tract": adapters.rs names the module `tract_embedder`.
         ("tract_onnx", "adapters/tract_embedder.rs"),
         ("ureq", "adapters/blocking_http_llm.rs"),
+        ("Worker::new", "adapters/worker_embedder.rs"),
+        ("match_with_str", "adapters/model_cache.rs"),
     ];
     for (dependency, home) in homes {
         let users: Vec<String> = rust_files(&src(""))

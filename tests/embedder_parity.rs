@@ -6,6 +6,10 @@
 //! says so, because a skipped parity check would let a broken embedder ship.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod support {
+    pub mod minilm;
+}
+
 use std::path::PathBuf;
 
 use remind::adapters::tract_embedder::{DIMENSIONS, TractEmbedder};
@@ -46,28 +50,8 @@ const REFERENCE_IDS: [(&str, &[u32]); 5] = [
 /// onnxruntime on the same file reaches cosine 0.9993 at worst.
 const MIN_COSINE: f32 = 0.999;
 
-fn model_dir() -> PathBuf {
-    let cache = std::env::var_os("REMIND_CACHE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cache/remind")
-        });
-    cache.join("minilm")
-}
-
 fn embedder() -> TractEmbedder {
-    let dir = model_dir();
-    let read = |name: &str| {
-        std::fs::read(dir.join(name)).unwrap_or_else(|e| {
-            panic!(
-                "cannot read {} ({e}): run scripts/setup-embedder to install the embedding model",
-                dir.join(name).display()
-            )
-        })
-    };
-    let vocab = String::from_utf8(read("vocab.txt")).expect("vocab.txt is UTF-8");
-    TractEmbedder::new("all-MiniLM-L6-v2-int8", &read("model.onnx"), &vocab)
-        .expect("the model and vocabulary load")
+    support::minilm::load("all-MiniLM-L6-v2-int8")
 }
 
 struct Reference {

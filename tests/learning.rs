@@ -12,6 +12,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
 
+use remind::adapters::in_process_embeddings::NoEmbeddings;
 use remind::adapters::openai_wire;
 use remind::app::ask::Turn;
 use remind::app::confirm::ExampleError;
@@ -95,6 +96,7 @@ fn scripted_session(
         clock: TickingClock::default(),
         ids: CountingIds::new(ids),
         settings: SettingsInMemory::default(),
+        embedder: NoEmbeddings,
     })
     .with_example_budget(ExampleBudget {
         max_examples,

@@ -77,8 +77,16 @@ impl TractEmbedder {
 
     /// Builds every bucket's plan now, so no question waits for an optimisation.
     pub fn warm_up(&self) -> Result<(), EmbedError> {
-        for bucket in 0..BUCKETS.len() {
-            self.plan(bucket)?;
+        self.warm_up_up_to(BUCKETS[BUCKETS.len() - 1])
+    }
+
+    /// Builds the plans of the buckets up to `tokens` long now; longer ones are built
+    /// when a question first needs them.
+    pub fn warm_up_up_to(&self, tokens: usize) -> Result<(), EmbedError> {
+        for (bucket, &len) in BUCKETS.iter().enumerate() {
+            if len <= tokens {
+                self.plan(bucket)?;
+            }
         }
         Ok(())
     }

@@ -21,6 +21,14 @@ use crate::domain::reply::{ParsedReply, parse_reply};
 use crate::domain::retrieval::{Lookup, Query, Retriever, Score};
 use crate::domain::verified_examples::{ChosenExample, ExampleBudget, select_examples};
 
+/// How a turn finds its lesson: the retriever, and the question's embedding when the
+/// retriever compares embeddings.
+#[derive(Clone, Copy)]
+pub struct Matching<'a> {
+    pub retriever: &'a dyn Retriever,
+    pub question_embedding: Option<&'a [f32]>,
+}
+
 /// The stored lesson attached to this turn's query, and why it was chosen.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AppliedMemory {
@@ -75,7 +83,10 @@ pub fn prepare(
 ) -> Result<PreparedTurn, AskError> {
     prepare_with_examples(
         memory,
-        retriever,
+        Matching {
+            retriever,
+            question_embedding: None,
+        },
         template,
         settings,
         question,
@@ -89,7 +100,7 @@ pub fn prepare(
 /// nearest to the question join the template's examples right before the query.
 pub fn prepare_with_examples(
     memory: &FeedbackMemory,
-    retriever: &dyn Retriever,
+    matching: Matching<'_>,
     template: &PromptTemplate,
     settings: &Settings,
     question: &str,
@@ -104,8 +115,13 @@ pub fn prepare_with_examples(
     let (clarifications, examples): (Vec<&MemoryRecord>, Vec<&MemoryRecord>) = memory
         .current()
         .partition(|r| r.kind == RecordKind::Clarification);
-    let retrieval_query = Query::new(question);
-    let lookup = retriever.lookup(&retrieval_query, &clarifications);
+    let retrieval_query = match matching.question_embedding {
+        Some(vector) => Query::new(question).with_embedding(vector),
+        None => Query::new(question),
+    };
+    let lookup = matching
+        .retriever
+        .lookup(&retrieval_query, &clarifications);
     let applied = lookup.applied().and_then(|scored| {
         memory.get(&scored.record).map(|record| AppliedMemory {
             record: record.clone(),

@@ -131,6 +131,29 @@ pub trait Embedder {
     fn embed(&self, text: &str) -> Result<Vec<f32>, EmbedError>;
 }
 
+/// Where the page's embedding model stands; semantic retrieval runs only when `Ready`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EmbedderStatus {
+    /// No embedder is configured: questions are matched by wording.
+    Off,
+    Downloading { loaded: u64, total: Option<u64> },
+    Initialising,
+    Ready {
+        model_id: String,
+        from_cache: bool,
+        /// From asking for the model to being able to embed, download included.
+        load_ms: u64,
+    },
+    Failed(String),
+}
+
+/// Sentence embeddings computed away from the caller's thread (the page's worker).
+pub trait EmbeddingService {
+    fn status(&self) -> EmbedderStatus;
+    /// One unit vector per text, in order.
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum EmbedError {
     #[error(

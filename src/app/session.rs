@@ -10,12 +10,14 @@
 
 use std::cell::RefCell;
 
-use crate::app::ask::{self, AskError, Turn};
+use crate::app::ask::{self, AskError, Matching, Turn};
 use crate::app::confirm::{self, ExampleError};
 use crate::app::correct::{self, CorrectError, Correction, CorrectionOutcome};
 use crate::app::ports::{
-    Clock, CompletionRequest, IdSource, LanguageModel, MemoryStore, SettingsStore, StoreError,
+    Clock, CompletionRequest, EmbedderStatus, EmbeddingService, IdSource, LanguageModel,
+    MemoryStore, SettingsStore, StoreError,
 };
+use crate::app::question_embedding::embed_question;
 use crate::app::reflect::{self, ReflectError};
 use crate::app::revise::{self, ReviseError, Revision};
 use crate::app::settings::Settings;
@@ -31,45 +33,48 @@ use crate::domain::memory_query::{self, MemoryFilter};
 use crate::domain::prompt::PromptTemplate;
 use crate::domain::record::{MemoryRecord, RecordId, RecordKind};
 use crate::domain::reflection::{self, AcceptPreview, ReflectionCase, RuleProposal};
-use crate::domain::retrieval::{LevenshteinRetriever, Retriever};
+use crate::domain::retrieval::{HybridRetriever, LevenshteinRetriever, Retriever};
 use crate::domain::verified_examples::ExampleBudget;
 use crate::domain::withdrawal::{UndoOutcome, Undone};
 
 /// The platform pieces a session runs on.
-pub struct Ports<S, L, C, I, P> {
+pub struct Ports<S, L, C, I, P, E> {
     pub store: S,
     pub llm: L,
     pub clock: C,
     pub ids: I,
     pub settings: P,
+    /// Sentence embeddings for semantic retrieval; `NoEmbeddings` for wording only.
+    pub embedder: E,
 }
 
-pub struct Session<S, L, C, I, P> {
-    ports: Ports<S, L, C, I, P>,
+pub struct Session<S, L, C, I, P, E> {
+    ports: Ports<S, L, C, I, P, E>,
     memory: RefCell<FeedbackMemory>,
     settings: RefCell<Settings>,
     template: PromptTemplate,
-    retriever: Box<dyn Retriever>,
     example_budget: ExampleBudget,
 }
 
-impl<S, L, C, I, P> Session<S, L, C, I, P>
+impl<S, L, C, I, P, E> Session<S, L, C, I, P, E>
 where
     S: MemoryStore,
     L: LanguageModel,
     C: Clock,
     I: IdSource,
     P: SettingsStore,
+    E: EmbeddingService,
 {
-    /// A session with the general prompt and the paper's Levenshtein retriever.
-    pub fn new(ports: Ports<S, L, C, I, P>) -> Self {
+    /// A session with the general prompt. Questions are matched semantically (the
+    /// hybrid retriever) while the embedder is ready, and by wording (the paper's
+    /// Levenshtein retriever) otherwise.
+    pub fn new(ports: Ports<S, L, C, I, P, E>) -> Self {
         let settings = ports.settings.load().unwrap_or_default();
         Session {
             ports,
             memory: RefCell::new(FeedbackMemory::default()),
             settings: RefCell::new(settings),
             template: PromptTemplate::general(),
-            retriever: Box::new(LevenshteinRetriever::default()),
             example_budget: ExampleBudget::default(),
         }
     }
@@ -236,7 +241,7 @@ where
 
     /// Validates and stores the settings; nothing changes when they are refused.
     pub fn save_settings(&self, settings: Settings) -> Result<(), String> {
-        settings.endpoint.validate()?;
+        settings.validate()?;
         self.ports
             .settings
             .save(&settings)
@@ -257,9 +262,20 @@ where
         one_time_clarification: Option<&str>,
     ) -> Result<Turn, AskError> {
         let settings = self.settings();
+        let embedding = self.question_embedding(question).await;
+        // The hybrid retriever while the embedder is ready; by wording otherwise.
+        let retriever: Box<dyn Retriever> = match embedding {
+            Some(_) => Box::new(HybridRetriever {
+                tau: settings.semantic_tau,
+            }),
+            None => Box::new(LevenshteinRetriever::default()),
+        };
         let prepared = ask::prepare_with_examples(
             &self.memory.borrow(),
-            self.retriever.as_ref(),
+            Matching {
+                retriever: retriever.as_ref(),
+                question_embedding: embedding.as_deref(),
+            },
             &self.template,
             &settings,
             question,
@@ -285,6 +301,25 @@ where
             self.log_turn(&turn.id, asked).await;
         }
         Ok(turn)
+    }
+
+    /// Where the embedding model stands (the page shows it beside the ask form).
+    pub fn embedder_status(&self) -> EmbedderStatus {
+        self.ports.embedder.status()
+    }
+
+    /// The question's embedding when the model is ready, embedding stored lessons that
+    /// lack one on the way. `None` (match by wording) when it is not ready or failed on
+    /// this question: a turn never fails for want of an embedding.
+    async fn question_embedding(&self, question: &str) -> Option<Vec<f32>> {
+        let view = self.memory.borrow().clone();
+        let (revision, embedding) =
+            embed_question(&self.ports.store, &self.ports.embedder, &view, question).await;
+        if let Some(revision) = revision {
+            // Stored embeddings are a cache: a failed write costs a recomputation later.
+            let _ = self.adopt(revision);
+        }
+        embedding.ok().flatten()
     }
 
     /// Appends to the turn log. Bookkeeping only: a lost event costs one point of the

@@ -9,6 +9,13 @@ use crate::domain::prompt::{PromptMode, TokenBudget};
 
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8081/v1";
 pub const DEFAULT_MODEL: &str = "qwen2.5-coder-1.5b-instruct";
+/// The cosine a paraphrase must reach to apply a stored lesson, chosen on the MemPrompt
+/// retriever pairs with off-the-shelf MiniLM on masked keys (docs/calibration.md).
+pub const DEFAULT_SEMANTIC_TAU: f32 = 0.80;
+
+fn default_semantic_tau() -> f32 {
+    DEFAULT_SEMANTIC_TAU
+}
 
 /// An OpenAI-compatible endpoint and how to address it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -26,6 +33,9 @@ pub struct Endpoint {
 pub struct Settings {
     pub endpoint: Endpoint,
     pub budget: TokenBudget,
+    /// τ of semantic retrieval; settings saved before it existed read the default.
+    #[serde(default = "default_semantic_tau")]
+    pub semantic_tau: f32,
 }
 
 impl Default for Settings {
@@ -39,7 +49,22 @@ impl Default for Settings {
                 timeout_seconds: 60,
             },
             budget: TokenBudget::default(),
+            semantic_tau: DEFAULT_SEMANTIC_TAU,
         }
+    }
+}
+
+impl Settings {
+    /// Checks every setting before it is saved.
+    pub fn validate(&self) -> Result<(), String> {
+        self.endpoint.validate()?;
+        if !(0.0..=1.0).contains(&self.semantic_tau) {
+            return Err(format!(
+                "the semantic match threshold must be between 0 and 1 (got {})",
+                self.semantic_tau
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -90,6 +115,23 @@ mod tests {
             endpoint.url_of("chat/completions"),
             "https://api.example.test/v1/chat/completions"
         );
+    }
+
+    #[test]
+    fn settings_saved_before_the_semantic_threshold_existed_read_the_default() {
+        let mut stored = serde_json::to_value(Settings::default()).unwrap();
+        stored.as_object_mut().unwrap().remove("semantic_tau");
+        let settings: Settings = serde_json::from_value(stored).unwrap();
+        assert_eq!(settings.semantic_tau, DEFAULT_SEMANTIC_TAU);
+    }
+
+    #[test]
+    fn a_threshold_outside_zero_to_one_is_refused() {
+        let settings = Settings {
+            semantic_tau: 1.5,
+            ..Settings::default()
+        };
+        assert!(settings.validate().unwrap_err().contains("between 0 and 1"));
     }
 
     #[test]

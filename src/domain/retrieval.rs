@@ -4,6 +4,7 @@
 //! Every retriever answers the same way: the best candidate with its score, whether it
 //! passed the gate, and why. The page shows the reason; the harness counts it.
 
+pub mod embedding_refresh;
 pub mod gate_confusion;
 pub mod hybrid;
 pub mod levenshtein_retriever;

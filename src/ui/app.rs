@@ -3,8 +3,10 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::app::ports::EmbedderStatus;
 use crate::ui::ask_form::AskForm;
 use crate::ui::correction_form::CorrectionForm;
+use crate::ui::embedder_status::EmbedderStatusLine;
 use crate::ui::learning_chart::LearningChart;
 use crate::ui::memory_browser::MemoryBrowser;
 use crate::ui::memory_notice::MemoryNotice;
@@ -17,7 +19,10 @@ use crate::wiring::{on_other_tab_change, page_session};
 
 #[component]
 pub fn App() -> impl IntoView {
-    let page = PageContext::new(page_session());
+    let embedder_status = RwSignal::new(EmbedderStatus::Off);
+    let session = page_session(move |status| embedder_status.set(status.clone()));
+    embedder_status.set(session.embedder_status());
+    let page = PageContext::new(session, embedder_status);
     provide_context(page);
     spawn_local(async move { page.reload_memory().await });
     on_other_tab_change(move || spawn_local(async move { page.reload_memory().await }));
@@ -29,6 +34,7 @@ pub fn App() -> impl IntoView {
         </header>
         <main>
             <AskForm/>
+            <EmbedderStatusLine/>
             <ReplyView/>
             <CorrectionForm/>
             <MemoryNotice/>

@@ -5,6 +5,7 @@ use std::rc::Rc;
 use leptos::prelude::*;
 
 use crate::app::ask::Turn;
+use crate::app::ports::EmbedderStatus;
 use crate::wiring::PageSession;
 
 /// Where the current question stands.
@@ -28,6 +29,8 @@ pub struct PageContext {
     pub memory_revision: RwSignal<u64>,
     /// The outcome of the last change made in the memory browser or the import panel.
     pub memory_notice: RwSignal<Option<Notice>>,
+    /// Where the embedding model stands, as the embedder last reported.
+    pub embedder_status: RwSignal<EmbedderStatus>,
 }
 
 /// A one-line outcome shown to the user; errors are styled and announced as alerts.
@@ -54,7 +57,7 @@ impl Notice {
 }
 
 impl PageContext {
-    pub fn new(session: Rc<PageSession>) -> Self {
+    pub fn new(session: Rc<PageSession>, embedder_status: RwSignal<EmbedderStatus>) -> Self {
         PageContext {
             session: StoredValue::new_local(session),
             turn: RwSignal::new(TurnState::Idle),
@@ -62,6 +65,7 @@ impl PageContext {
             memory_error: RwSignal::new(None),
             memory_revision: RwSignal::new(0),
             memory_notice: RwSignal::new(None),
+            embedder_status,
         }
     }
 

@@ -1,4 +1,5 @@
-//! Where the endpoint is chosen: base URL, key, model and prompt mode.
+//! Where the endpoint is chosen (base URL, key, model, prompt mode, timeout), and how
+//! strictly a rephrased question must match a stored lesson.
 
 use leptos::ev::SubmitEvent;
 use leptos::prelude::*;
@@ -30,6 +31,7 @@ pub fn SettingsPanel() -> impl IntoView {
     let model = RwSignal::new(initial.endpoint.model.clone());
     let mode = RwSignal::new(mode_name(initial.endpoint.mode).to_string());
     let timeout = RwSignal::new(initial.endpoint.timeout_seconds.to_string());
+    let tau = RwSignal::new(format!("{:.2}", initial.semantic_tau));
     let status = RwSignal::new(String::new());
 
     let on_submit = move |ev: SubmitEvent| {
@@ -46,6 +48,11 @@ pub fn SettingsPanel() -> impl IntoView {
             return;
         };
         settings.endpoint.timeout_seconds = seconds;
+        let Ok(threshold) = tau.get_untracked().trim().parse::<f32>() else {
+            status.set("Not saved: the match threshold must be a number such as 0.80".into());
+            return;
+        };
+        settings.semantic_tau = threshold;
         status.set(match session.save_settings(settings) {
             Ok(()) => "Settings saved".into(),
             Err(e) => format!("Not saved: {e}"),
@@ -73,6 +80,11 @@ pub fn SettingsPanel() -> impl IntoView {
                 <label for="settings-timeout">"Timeout (seconds)"</label>
                 <input id="settings-timeout" type="number" min="1" prop:value=timeout
                     on:input=move |ev| timeout.set(event_target_value(&ev))/>
+                <label for="settings-tau">
+                    "Match threshold (cosine a rephrased question needs to reuse a lesson; higher is stricter)"
+                </label>
+                <input id="settings-tau" type="number" min="0" max="1" step="0.01" prop:value=tau
+                    on:input=move |ev| tau.set(event_target_value(&ev))/>
                 <button id="settings-save" type="submit">"Save settings"</button>
                 <span id="settings-status" class="status">{move || status.get()}</span>
             </form>

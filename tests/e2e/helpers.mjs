@@ -100,10 +100,31 @@ export function distExists() {
   return fs.existsSync(path.join(DIST, 'index.html'));
 }
 
-/** Opens the app and waits until the wasm app has rendered its ask box. */
-export async function openApp(page, url) {
+/**
+ * Opens the app and waits until the wasm app has rendered its ask box and the matching
+ * model has settled (ready, or failed and matching by wording), so every test asks with
+ * the retriever a user would get once the page is loaded.
+ */
+export async function openApp(page, url, { embedder = ['ready', 'failed'] } = {}) {
   await page.goto(url, { waitUntil: 'load' });
   await page.locator('#ask-input').waitFor({ state: 'visible', timeout: 30_000 });
+  await waitForEmbedder(page, embedder);
+}
+
+/** Waits until #embedder-status is in one of `states`; returns the state reached. */
+export async function waitForEmbedder(page, states, timeout = 90_000) {
+  const wanted = Array.isArray(states) ? states : [states];
+  try {
+    await page.waitForFunction(
+      (wanted) => wanted.includes(document.querySelector('#embedder-status')?.dataset.state),
+      wanted,
+      { timeout },
+    );
+  } catch (e) {
+    const now = await page.locator('#embedder-status').textContent().catch(() => '(absent)');
+    throw new Error(`the embedder did not reach ${wanted.join(' or ')} in ${timeout} ms; it says: ${now}`);
+  }
+  return page.locator('#embedder-status').getAttribute('data-state');
 }
 
 /** Fills the settings form and saves it; waits for "Settings saved". */

@@ -12,9 +12,10 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use remind::adapters::in_memory_store::InMemoryStore;
+use remind::adapters::in_process_embeddings::NoEmbeddings;
 use remind::app::ports::{
-    Clock, Completion, CompletionRequest, IdSource, LanguageModel, LlmError, MemoryStore,
-    SettingsStore, StoreError,
+    Clock, Completion, CompletionRequest, EmbeddingService, IdSource, LanguageModel, LlmError,
+    MemoryStore, SettingsStore, StoreError,
 };
 use remind::app::session::{Ports, Session};
 use remind::app::settings::{Endpoint, Settings};
@@ -184,17 +185,30 @@ impl MemoryStore for SharedStore {
     }
 }
 
-pub type TestSession =
-    Session<SharedStore, ScriptedModel, TickingClock, CountingIds, SettingsInMemory>;
+pub type TestSession = SessionWith<NoEmbeddings>;
+
+/// A test session whose semantic retrieval runs on `E`.
+pub type SessionWith<E> =
+    Session<SharedStore, ScriptedModel, TickingClock, CountingIds, SettingsInMemory, E>;
 
 /// A session over `store`, loaded, as a page (re)load would start one.
 pub fn session_over(store: &SharedStore, ids: &'static str) -> TestSession {
+    session_with(store, ids, NoEmbeddings)
+}
+
+/// A loaded session over `store` that matches questions with `embedder`.
+pub fn session_with<E: EmbeddingService>(
+    store: &SharedStore,
+    ids: &'static str,
+    embedder: E,
+) -> SessionWith<E> {
     let session = Session::new(Ports {
         store: store.clone(),
         llm: ScriptedModel::default(),
         clock: TickingClock::default(),
         ids: CountingIds::new(ids),
         settings: SettingsInMemory::default(),
+        embedder,
     });
     block_on(session.load()).expect("the store loads");
     session

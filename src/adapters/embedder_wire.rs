@@ -1,0 +1,99 @@
+//! The messages between the page and its embedder worker.
+//!
+//! Both sides are Rust, but the messages cross `postMessage` as plain JavaScript
+//! objects (the benchmark page speaks the same protocol from JavaScript), so they are
+//! serde types with a `kind` tag rather than anything wasm-bindgen specific.
+
+use serde::{Deserialize, Serialize};
+
+/// What the page asks of the worker.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToWorker {
+    /// Fetch the model and vocabulary (from the Cache API when they are there) and
+    /// build the embedder. `model_id` names the model's content; it tags every
+    /// embedding and names the cache, so a new model is downloaded afresh.
+    Load {
+        model_url: String,
+        vocab_url: String,
+        model_id: String,
+    },
+    /// Embed each text; answered by `Embedded` or `EmbedFailed` with the same `id`.
+    Embed { id: u32, texts: Vec<String> },
+}
+
+/// What the worker tells the page.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FromWorker {
+    /// The worker's handler is installed. Messages posted before this are lost (the
+    /// worker's wasm is still instantiating), so the page sends `Load` only after it.
+    Started,
+    /// Bytes of the model downloaded so far; `total` when the server said.
+    Progress { loaded: f64, total: Option<f64> },
+    /// The files are here; the model is being parsed and optimised.
+    Initialising,
+    Ready {
+        model_id: String,
+        from_cache: bool,
+        download_ms: f64,
+        init_ms: f64,
+        /// The worker's wasm memory: it only grows, so this is its peak so far.
+        memory_bytes: f64,
+    },
+    Failed { error: String },
+    Embedded {
+        id: u32,
+        vectors: Vec<Vec<f32>>,
+        token_counts: Vec<usize>,
+        compute_ms: f64,
+        memory_bytes: f64,
+    },
+    EmbedFailed { id: u32, error: String },
+}
+
+/// The cache that holds the files of `model_id`; other `remind-minilm-` caches hold
+/// models no longer used and are deleted.
+pub fn cache_name(model_id: &str) -> String {
+    format!("{CACHE_PREFIX}{model_id}")
+}
+
+pub const CACHE_PREFIX: &str = "remind-minilm-";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_carry_a_snake_case_kind_tag_the_benchmark_page_can_read() {
+        let json = serde_json::to_value(ToWorker::Embed {
+            id: 7,
+            texts: vec!["what is like < > ?".into()],
+        })
+        .unwrap();
+        assert_eq!(json["kind"], "embed");
+        assert_eq!(json["id"], 7);
+        let failed: FromWorker =
+            serde_json::from_str(r#"{"kind":"embed_failed","id":3,"error":"x"}"#).unwrap();
+        assert_eq!(
+            failed,
+            FromWorker::EmbedFailed {
+                id: 3,
+                error: "x".into()
+            }
+        );
+    }
+
+    #[test]
+    fn progress_without_a_known_total_reads_as_none() {
+        let progress: FromWorker =
+            serde_json::from_str(r#"{"kind":"progress","loaded":10,"total":null}"#).unwrap();
+        assert_eq!(
+            progress,
+            FromWorker::Progress {
+                loaded: 10.0,
+                total: None
+            }
+        );
+    }
+}
