@@ -61,14 +61,6 @@ function siteDir() {
   return dir;
 }
 
-/** Size of the file the static server sent for `url` (0 for anything else). */
-function servedBytes(dir, url) {
-  try {
-    return fs.statSync(path.join(dir, decodeURIComponent(new URL(url, 'http://x').pathname))).size;
-  } catch {
-    return 0;
-  }
-}
 
 /** Peak and current RSS of the browser's renderer processes (the page and its workers live there). */
 function rendererMemory(profileDir) {
@@ -113,7 +105,8 @@ async function runPhase(site, profileDir, engine, phase) {
     if (/^(https?|wss?):$/.test(u.protocol) && u.hostname !== '127.0.0.1' && u.hostname !== 'localhost') remote.push(r.url());
   });
   const served = [];
-  const onServed = (req, res) => res.on('finish', () => served.push({ url: req.url, status: res.statusCode, bytes: servedBytes(site.dir, req.url) }));
+  // Bytes on the wire: the server gzips text and wasm (not the model), as a real host would.
+  const onServed = (req, res) => res.on('finish', () => served.push({ url: req.url, status: res.statusCode, bytes: Number(res.getHeader('content-length') ?? 0) }));
   site.server.on('request', onServed);
   const page = context.pages()[0] ?? (await context.newPage());
   page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning' || m.text().startsWith('[bench]')) console.error(`  [page ${m.type()}] ${m.text()}`); });

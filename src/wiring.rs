@@ -16,14 +16,8 @@ use crate::app::ports::EmbedderStatus;
 use crate::app::session::{Ports, Session};
 
 pub type PageStore = AnnouncedStore<IdbStore, TabBroadcast>;
-pub type PageSession = Session<
-    PageStore,
-    HttpLanguageModel,
-    BrowserClock,
-    RandomIds,
-    LocalSettings,
-    WorkerEmbedder,
->;
+pub type PageSession =
+    Session<PageStore, HttpLanguageModel, BrowserClock, RandomIds, LocalSettings, WorkerEmbedder>;
 
 /// The SHA-256 pins of the embedder's files; the model's names its embeddings.
 const EMBEDDER_PINS: &str = include_str!("../scripts/embedder.sha256");

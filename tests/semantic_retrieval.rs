@@ -18,7 +18,10 @@ use remind::domain::record::{RecordId, Timestamp};
 use remind::domain::retrieval::Score;
 use support::scripted::{SharedStore, block_on, session_with};
 
-const LESSON: (&str, &str) = ("What is like < fast > ?", "when I ask for like, I want a synonym");
+const LESSON: (&str, &str) = (
+    "What is like < fast > ?",
+    "when I ask for like, I want a synonym",
+);
 
 /// A store holding one lesson, as an earlier visit (without a model) saved it.
 fn store_with_lesson() -> SharedStore {
@@ -35,7 +38,11 @@ fn store_with_lesson() -> SharedStore {
 #[test]
 fn a_rephrased_question_reuses_the_lesson_by_meaning() {
     let store = store_with_lesson();
-    let session = session_with(&store, "s", InProcessEmbeddings(support::minilm::load("m1")));
+    let session = session_with(
+        &store,
+        "s",
+        InProcessEmbeddings(support::minilm::load("m1")),
+    );
     // Eight edits from the stored question, too many for the wording match.
     let turn = block_on(session.ask("Tell me what is like < slow > ?")).expect("answered");
     let applied = turn
@@ -56,7 +63,11 @@ fn a_rephrased_question_reuses_the_lesson_by_meaning() {
 #[test]
 fn the_opposite_request_does_not_reuse_the_lesson() {
     let store = store_with_lesson();
-    let session = session_with(&store, "s", InProcessEmbeddings(support::minilm::load("m1")));
+    let session = session_with(
+        &store,
+        "s",
+        InProcessEmbeddings(support::minilm::load("m1")),
+    );
     // Four edits away: the paper's wording match (distance < 6) would attach it.
     for opposite in ["What is not like < slow > ?", "What is unlike < slow > ?"] {
         let turn = block_on(session.ask(opposite)).expect("answered");
@@ -74,16 +85,30 @@ fn lesson_embeddings_are_stored_once_and_recomputed_for_another_model() {
     let store = store_with_lesson();
     let stored_model = |store: &SharedStore| {
         let records = block_on(store.load()).expect("loads");
-        let embedding = records[0].embedding.clone().expect("the lesson was embedded");
+        let embedding = records[0]
+            .embedding
+            .clone()
+            .expect("the lesson was embedded");
         assert_eq!(embedding.vector.len(), 384);
-        assert_eq!(records[0].version, 1, "embedding a lesson is not a new version");
+        assert_eq!(
+            records[0].version, 1,
+            "embedding a lesson is not a new version"
+        );
         embedding.model
     };
-    let first = session_with(&store, "a", InProcessEmbeddings(support::minilm::load("m1")));
+    let first = session_with(
+        &store,
+        "a",
+        InProcessEmbeddings(support::minilm::load("m1")),
+    );
     block_on(first.ask("Tell me what is like < slow > ?")).expect("answered");
     assert_eq!(stored_model(&store), "m1");
 
-    let other = session_with(&store, "b", InProcessEmbeddings(support::minilm::load("m2")));
+    let other = session_with(
+        &store,
+        "b",
+        InProcessEmbeddings(support::minilm::load("m2")),
+    );
     block_on(other.ask("Tell me what is like < slow > ?")).expect("answered");
     assert_eq!(stored_model(&store), "m2");
 }

@@ -30,7 +30,10 @@ pub enum FromWorker {
     /// worker's wasm is still instantiating), so the page sends `Load` only after it.
     Started,
     /// Bytes of the model downloaded so far; `total` when the server said.
-    Progress { loaded: f64, total: Option<f64> },
+    Progress {
+        loaded: f64,
+        total: Option<f64>,
+    },
     /// The files are here; the model is being parsed and optimised.
     Initialising,
     Ready {
@@ -41,7 +44,9 @@ pub enum FromWorker {
         /// The worker's wasm memory: it only grows, so this is its peak so far.
         memory_bytes: f64,
     },
-    Failed { error: String },
+    Failed {
+        error: String,
+    },
     Embedded {
         id: u32,
         vectors: Vec<Vec<f32>>,
@@ -49,7 +54,10 @@ pub enum FromWorker {
         compute_ms: f64,
         memory_bytes: f64,
     },
-    EmbedFailed { id: u32, error: String },
+    EmbedFailed {
+        id: u32,
+        error: String,
+    },
 }
 
 /// The cache that holds the files of `model_id`; other `remind-minilm-` caches hold

@@ -12,7 +12,9 @@ impl EmbeddingService for NoEmbeddings {
     }
 
     async fn embed(&self, _texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        Err(EmbedError::NotLoaded("no embedding model is configured".into()))
+        Err(EmbedError::NotLoaded(
+            "no embedding model is configured".into(),
+        ))
     }
 }
 

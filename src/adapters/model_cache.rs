@@ -40,7 +40,10 @@ pub async fn open(cache_name: &str) -> Result<Cache, String> {
     let scope: WorkerGlobalScope = js_sys::global().unchecked_into();
     let caches = scope.caches().map_err(js_detail)?;
     let names = JsFuture::from(caches.keys()).await.map_err(js_detail)?;
-    for name in js_sys::Array::from(&names).iter().filter_map(|n| n.as_string()) {
+    for name in js_sys::Array::from(&names)
+        .iter()
+        .filter_map(|n| n.as_string())
+    {
         if name.starts_with(CACHE_PREFIX) && name != cache_name {
             // A stale model only wastes space; failing to delete it is not an error.
             let _ = JsFuture::from(caches.delete(&name)).await;
@@ -68,9 +71,13 @@ pub async fn fetch(
             .await
             .map_err(|e| download(js_detail(e)))?;
         if let Ok(response) = hit.dyn_into::<Response>() {
-            let buffer = JsFuture::from(response.array_buffer().map_err(|e| download(js_detail(e)))?)
-                .await
-                .map_err(|e| download(js_detail(e)))?;
+            let buffer = JsFuture::from(
+                response
+                    .array_buffer()
+                    .map_err(|e| download(js_detail(e)))?,
+            )
+            .await
+            .map_err(|e| download(js_detail(e)))?;
             return Ok(Fetched {
                 bytes: Uint8Array::new(&buffer).to_vec(),
                 from_cache: true,

@@ -52,7 +52,8 @@ impl WorkerEmbedder {
         let worker = match Worker::new(&files.worker_script) {
             Ok(worker) => worker,
             Err(e) => {
-                let failed = EmbedderStatus::Failed(format!("the embedder worker did not start ({e:?})"));
+                let failed =
+                    EmbedderStatus::Failed(format!("the embedder worker did not start ({e:?})"));
                 on_status(&failed);
                 *status.borrow_mut() = failed;
                 return WorkerEmbedder {
@@ -98,14 +99,15 @@ impl WorkerEmbedder {
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         on_message.forget();
         // A worker script that fails to load or run reports here, not in a message.
-        let on_error = Closure::<dyn Fn(web_sys::ErrorEvent)>::new(move |event: web_sys::ErrorEvent| {
-            let detail = event.message();
-            change_status(EmbedderStatus::Failed(if detail.is_empty() {
-                "the embedder worker stopped".into()
-            } else {
-                format!("the embedder worker stopped: {detail}")
-            }));
-        });
+        let on_error =
+            Closure::<dyn Fn(web_sys::ErrorEvent)>::new(move |event: web_sys::ErrorEvent| {
+                let detail = event.message();
+                change_status(EmbedderStatus::Failed(if detail.is_empty() {
+                    "the embedder worker stopped".into()
+                } else {
+                    format!("the embedder worker stopped: {detail}")
+                }));
+            });
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         on_error.forget();
         WorkerEmbedder {
@@ -181,7 +183,9 @@ impl EmbeddingService for WorkerEmbedder {
 
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let Some(worker) = &self.worker else {
-            return Err(EmbedError::NotLoaded("the embedder worker is not running".into()));
+            return Err(EmbedError::NotLoaded(
+                "the embedder worker is not running".into(),
+            ));
         };
         let id = self.next_id.get();
         self.next_id.set(id.wrapping_add(1));
@@ -197,7 +201,9 @@ impl EmbeddingService for WorkerEmbedder {
             },
         ) {
             self.waiting.borrow_mut().resolvers.remove(&id);
-            return Err(EmbedError::Failed("the request did not reach the worker".into()));
+            return Err(EmbedError::Failed(
+                "the request did not reach the worker".into(),
+            ));
         }
         let _ = JsFuture::from(answered).await;
         let reply = self.waiting.borrow_mut().replies.remove(&id);

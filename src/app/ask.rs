@@ -119,9 +119,7 @@ pub fn prepare_with_examples(
         Some(vector) => Query::new(question).with_embedding(vector),
         None => Query::new(question),
     };
-    let lookup = matching
-        .retriever
-        .lookup(&retrieval_query, &clarifications);
+    let lookup = matching.retriever.lookup(&retrieval_query, &clarifications);
     let applied = lookup.applied().and_then(|scored| {
         memory.get(&scored.record).map(|record| AppliedMemory {
             record: record.clone(),

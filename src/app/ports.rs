@@ -136,7 +136,10 @@ pub trait Embedder {
 pub enum EmbedderStatus {
     /// No embedder is configured: questions are matched by wording.
     Off,
-    Downloading { loaded: u64, total: Option<u64> },
+    Downloading {
+        loaded: u64,
+        total: Option<u64>,
+    },
     Initialising,
     Ready {
         model_id: String,

@@ -18,7 +18,10 @@ pub async fn embed_question(
     embedder: &impl EmbeddingService,
     view: &FeedbackMemory,
     question: &str,
-) -> (Option<Revision<usize>>, Result<Option<Vec<f32>>, EmbedError>) {
+) -> (
+    Option<Revision<usize>>,
+    Result<Option<Vec<f32>>, EmbedError>,
+) {
     let EmbedderStatus::Ready { model_id, .. } = embedder.status() else {
         return (None, Ok(None));
     };

@@ -9,8 +9,6 @@ fn main() {
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() {
-    eprintln!(
-        "remind-embedder is the page's Web Worker; it runs in the browser (see scripts/run)"
-    );
+    eprintln!("remind-embedder is the page's Web Worker; it runs in the browser (see scripts/run)");
     std::process::exit(2);
 }

@@ -26,7 +26,9 @@ fn message(status: &EmbedderStatus, tau: f32) -> String {
         EmbedderStatus::Downloading { loaded, total } => format!(
             "Downloading the matching model ({}{}); until it is ready, questions are matched by wording.",
             megabytes(*loaded),
-            total.map(|t| format!(" of {}", megabytes(t))).unwrap_or_default()
+            total
+                .map(|t| format!(" of {}", megabytes(t)))
+                .unwrap_or_default()
         ),
         EmbedderStatus::Initialising => {
             "Preparing the matching model; until it is ready, questions are matched by wording."
@@ -38,7 +40,11 @@ fn message(status: &EmbedderStatus, tau: f32) -> String {
             ..
         } => format!(
             "Questions are matched to lessons by meaning (MiniLM, threshold {tau:.2}); model {} in {:.1} s.",
-            if *from_cache { "loaded from this browser's cache" } else { "downloaded" },
+            if *from_cache {
+                "loaded from this browser's cache"
+            } else {
+                "downloaded"
+            },
             *load_ms as f64 / 1000.0
         ),
         EmbedderStatus::Failed(error) => format!(

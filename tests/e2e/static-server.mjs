@@ -1,7 +1,8 @@
-// Tiny static file server for the built page (dist/), so e2e tests need nothing but node and serve .wasm as application/wasm.
+// Tiny static file server for the built page (dist/): serves .wasm as application/wasm and gzips text and wasm, so e2e tests and scripts/run need nothing but node.
 //
 // Run standalone: node tests/e2e/static-server.mjs [--dir dist] [--port 8080] [--host 127.0.0.1]
 import http from 'node:http';
+import zlib from 'node:zlib';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -22,6 +23,22 @@ const MIME = {
   '.webmanifest': 'application/manifest+json',
   '.woff2': 'font/woff2',
 };
+
+// Text and wasm go out gzipped, as any production static host sends them (the worker's
+// wasm shrinks from 16 MB to 4 MB). The model is not: int8 weights barely compress, and
+// its exact Content-Length drives the page's download progress bar.
+const COMPRESSED = new Set(['.html', '.js', '.mjs', '.css', '.wasm', '.json', '.svg', '.txt']);
+
+/** Gzipped bytes of `file`, computed once per version of the file. */
+const gzipCache = new Map();
+function gzipped(file, data) {
+  const mtime = fs.statSync(file).mtimeMs;
+  const hit = gzipCache.get(file);
+  if (hit && hit.mtime === mtime) return hit.bytes;
+  const bytes = zlib.gzipSync(data, { level: 6 });
+  gzipCache.set(file, { mtime, bytes });
+  return bytes;
+}
 
 /** Serves `dir` on host:port (0 = free port). Resolves to { server, port, url, close() }. */
 export function startStaticServer({ dir, host = '127.0.0.1', port = 0 } = {}) {
@@ -51,12 +68,21 @@ export function startStaticServer({ dir, host = '127.0.0.1', port = 0 } = {}) {
         return;
       }
     }
-    const data = fs.readFileSync(file);
-    res.writeHead(200, {
-      'Content-Type': MIME[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
-      'Content-Length': data.length,
+    const ext = path.extname(file).toLowerCase();
+    let data = fs.readFileSync(file);
+    const headers = {
+      'Content-Type': MIME[ext] ?? 'application/octet-stream',
       'Cache-Control': 'no-store',
-    });
+      Vary: 'Accept-Encoding',
+    };
+    if (COMPRESSED.has(ext) && /\bgzip\b/.test(req.headers['accept-encoding'] ?? '')) {
+      data = gzipped(file, data);
+      headers['Content-Encoding'] = 'gzip';
+    }
+    headers['Content-Length'] = data.length;
+    // setHeader, not writeHead's argument, so listeners (the benchmark) can read them.
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    res.writeHead(200);
     res.end(req.method === 'HEAD' ? undefined : data);
   });
   return new Promise((resolve, reject) => {
