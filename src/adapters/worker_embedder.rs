@@ -99,15 +99,30 @@ impl WorkerEmbedder {
         worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         on_message.forget();
         // A worker script that fails to load or run reports here, not in a message.
-        let on_error =
+        let on_error = {
+            let waiting = waiting.clone();
             Closure::<dyn Fn(web_sys::ErrorEvent)>::new(move |event: web_sys::ErrorEvent| {
                 let detail = event.message();
-                change_status(EmbedderStatus::Failed(if detail.is_empty() {
-                    "the embedder worker stopped".into()
+                let error = if detail.is_empty() {
+                    "the embedder worker stopped".to_string()
                 } else {
                     format!("the embedder worker stopped: {detail}")
-                }));
-            });
+                };
+                change_status(EmbedderStatus::Failed(error.clone()));
+                // No reply will come: release every question waiting for one, so it is
+                // matched by wording instead of waiting for ever.
+                let ids: Vec<u32> = waiting.borrow().resolvers.keys().copied().collect();
+                for id in ids {
+                    settle(
+                        &waiting,
+                        FromWorker::EmbedFailed {
+                            id,
+                            error: error.clone(),
+                        },
+                    );
+                }
+            })
+        };
         worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
         on_error.forget();
         WorkerEmbedder {
