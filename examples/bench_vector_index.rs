@@ -17,13 +17,7 @@ const QUERIES: usize = 200;
 
 fn random_unit_vectors(count: usize, rng: &mut SplitMix64) -> Vec<Vec<f32>> {
     (0..count)
-        .map(|_| {
-            let v: Vec<f32> = (0..DIMENSIONS)
-                .map(|_| rng.next_gaussian() as f32)
-                .collect();
-            let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-            v.into_iter().map(|x| x / norm).collect()
-        })
+        .map(|_| rng.next_unit_vector(DIMENSIONS))
         .collect()
 }
 

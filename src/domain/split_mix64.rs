@@ -39,6 +39,21 @@ impl SplitMix64 {
         let u2 = self.next_f64();
         (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
     }
+
+    /// A direction drawn uniformly on the unit sphere of `dimensions` dimensions (a
+    /// normalised Gaussian vector), as benchmarks and tests of vector search need.
+    pub fn next_unit_vector(&mut self, dimensions: usize) -> Vec<f32> {
+        let v: Vec<f32> = (0..dimensions)
+            .map(|_| self.next_gaussian() as f32)
+            .collect();
+        let norm = v
+            .iter()
+            .map(|x| x * x)
+            .sum::<f32>()
+            .sqrt()
+            .max(f32::MIN_POSITIVE);
+        v.into_iter().map(|x| x / norm).collect()
+    }
 }
 
 #[cfg(test)]
@@ -61,6 +76,14 @@ mod tests {
         };
         let mut r = SplitMix64::new(42);
         assert!(a.iter().all(|&x| x == r.next_u64()));
+    }
+
+    #[test]
+    fn a_unit_vector_has_length_one_and_its_dimensions() {
+        let v = SplitMix64::new(3).next_unit_vector(384);
+        assert_eq!(v.len(), 384);
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-5, "{norm}");
     }
 
     #[test]
