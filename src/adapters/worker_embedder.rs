@@ -13,7 +13,7 @@ use js_sys::{Function, Promise};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{MessageEvent, Worker};
+use web_sys::{ErrorEvent, MessageEvent, Worker};
 
 use crate::adapters::embedder_wire::{FromWorker, ToWorker};
 use crate::app::ports::{EmbedError, EmbedderStatus, EmbeddingService};
@@ -35,102 +35,119 @@ struct Waiting {
 
 pub struct WorkerEmbedder {
     worker: Option<Worker>,
-    status: Rc<RefCell<EmbedderStatus>>,
+    status: StatusCell,
     waiting: Rc<RefCell<Waiting>>,
     next_id: Cell<u32>,
 }
 
+/// The embedder's status, shared by the listeners that change it and told to the page.
+#[derive(Clone)]
+struct StatusCell {
+    current: Rc<RefCell<EmbedderStatus>>,
+    on_change: Rc<dyn Fn(&EmbedderStatus)>,
+}
+
+impl StatusCell {
+    fn get(&self) -> EmbedderStatus {
+        self.current.borrow().clone()
+    }
+
+    fn set(&self, changed: EmbedderStatus) {
+        (self.on_change)(&changed);
+        *self.current.borrow_mut() = changed;
+    }
+}
+
 impl WorkerEmbedder {
-    /// Starts the worker and asks it to load the model; `on_status` hears every change.
-    /// If the worker cannot even start, the status says so and retrieval goes by wording.
+    /// Starts the worker, which asks for the model once it runs; `on_status` hears every
+    /// change. If the worker cannot even start, the status says so and retrieval goes by
+    /// wording.
     pub fn start(files: &ModelFiles, on_status: impl Fn(&EmbedderStatus) + 'static) -> Self {
-        let status = Rc::new(RefCell::new(EmbedderStatus::Downloading {
-            loaded: 0,
-            total: None,
-        }));
+        let status = StatusCell {
+            current: Rc::new(RefCell::new(EmbedderStatus::Downloading {
+                loaded: 0,
+                total: None,
+            })),
+            on_change: Rc::new(on_status),
+        };
         let waiting: Rc<RefCell<Waiting>> = Rc::default();
         let worker = match Worker::new(&files.worker_script) {
-            Ok(worker) => worker,
+            Ok(worker) => {
+                let load = ToWorker::Load {
+                    model_url: files.model_url.clone(),
+                    vocab_url: files.vocab_url.clone(),
+                    model_id: files.model_id.clone(),
+                };
+                listen(&worker, load, &status, &waiting);
+                Some(worker)
+            }
             Err(e) => {
-                let failed =
-                    EmbedderStatus::Failed(format!("the embedder worker did not start ({e:?})"));
-                on_status(&failed);
-                *status.borrow_mut() = failed;
-                return WorkerEmbedder {
-                    worker: None,
-                    status,
-                    waiting,
-                    next_id: Cell::new(0),
-                };
+                status.set(EmbedderStatus::Failed(format!(
+                    "the embedder worker did not start ({e:?})"
+                )));
+                None
             }
         };
-        let on_status = Rc::new(on_status);
-        let change_status = {
-            let status = status.clone();
-            move |changed: EmbedderStatus| {
-                on_status(&changed);
-                *status.borrow_mut() = changed;
-            }
-        };
-        let on_message = {
-            let status = status.clone();
-            let waiting = waiting.clone();
-            let worker = worker.clone();
-            let load = ToWorker::Load {
-                model_url: files.model_url.clone(),
-                vocab_url: files.vocab_url.clone(),
-                model_id: files.model_id.clone(),
-            };
-            let change_status = change_status.clone();
-            Closure::<dyn Fn(MessageEvent)>::new(move |event: MessageEvent| {
-                let Some(message) = read(&event) else { return };
-                if message == FromWorker::Started && !send(&worker, &load) {
-                    change_status(EmbedderStatus::Failed(
-                        "the embedder worker did not take the load request".into(),
-                    ));
-                }
-                let changed = status_of(&message, &status.borrow());
-                if let Some(changed) = changed {
-                    change_status(changed);
-                }
-                settle(&waiting, message);
-            })
-        };
-        worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-        on_message.forget();
-        // A worker script that fails to load or run reports here, not in a message.
-        let on_error = {
-            let waiting = waiting.clone();
-            Closure::<dyn Fn(web_sys::ErrorEvent)>::new(move |event: web_sys::ErrorEvent| {
-                let detail = event.message();
-                let error = if detail.is_empty() {
-                    "the embedder worker stopped".to_string()
-                } else {
-                    format!("the embedder worker stopped: {detail}")
-                };
-                change_status(EmbedderStatus::Failed(error.clone()));
-                // No reply will come: release every question waiting for one, so it is
-                // matched by wording instead of waiting for ever.
-                let ids: Vec<u32> = waiting.borrow().resolvers.keys().copied().collect();
-                for id in ids {
-                    settle(
-                        &waiting,
-                        FromWorker::EmbedFailed {
-                            id,
-                            error: error.clone(),
-                        },
-                    );
-                }
-            })
-        };
-        worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-        on_error.forget();
         WorkerEmbedder {
-            worker: Some(worker),
+            worker,
             status,
             waiting,
             next_id: Cell::new(0),
         }
+    }
+}
+
+/// Installs the worker's listeners for as long as the page lives: replies settle
+/// requests, status messages change the status, and `load` goes out once the worker
+/// says it started.
+fn listen(worker: &Worker, load: ToWorker, status: &StatusCell, waiting: &Rc<RefCell<Waiting>>) {
+    let on_message = {
+        let (worker, status, waiting) = (worker.clone(), status.clone(), waiting.clone());
+        Closure::<dyn Fn(MessageEvent)>::new(move |event: MessageEvent| {
+            let Some(message) = read(&event) else { return };
+            if message == FromWorker::Started && !send(&worker, &load) {
+                status.set(EmbedderStatus::Failed(
+                    "the embedder worker did not take the load request".into(),
+                ));
+            }
+            if let Some(changed) = status_of(&message, &status.get()) {
+                status.set(changed);
+            }
+            settle(&waiting, message);
+        })
+    };
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    on_message.forget();
+    // A worker script that fails to load or run reports here, not in a message.
+    let on_error = {
+        let (status, waiting) = (status.clone(), waiting.clone());
+        Closure::<dyn Fn(ErrorEvent)>::new(move |event: ErrorEvent| {
+            let detail = event.message();
+            let error = if detail.is_empty() {
+                "the embedder worker stopped".to_string()
+            } else {
+                format!("the embedder worker stopped: {detail}")
+            };
+            status.set(EmbedderStatus::Failed(error.clone()));
+            release_all(&waiting, &error);
+        })
+    };
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    on_error.forget();
+}
+
+/// Fails every request still waiting: no reply will come, and a question must be
+/// matched by wording rather than wait for ever.
+fn release_all(waiting: &RefCell<Waiting>, error: &str) {
+    let ids: Vec<u32> = waiting.borrow().resolvers.keys().copied().collect();
+    for id in ids {
+        settle(
+            waiting,
+            FromWorker::EmbedFailed {
+                id,
+                error: error.to_string(),
+            },
+        );
     }
 }
 
@@ -193,7 +210,7 @@ fn settle(waiting: &RefCell<Waiting>, message: FromWorker) {
 
 impl EmbeddingService for WorkerEmbedder {
     fn status(&self) -> EmbedderStatus {
-        self.status.borrow().clone()
+        self.status.get()
     }
 
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
