@@ -11,10 +11,9 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
 use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 
-use crate::adapters::embedder_wire::{FromWorker, ToWorker, cache_name};
+use crate::adapters::embedder_wire::{FromWorker, ToWorker, cache_name, from_js, to_js};
 use crate::adapters::model_cache;
 use crate::adapters::tract_embedder::TractEmbedder;
-use crate::app::ports::Embedder;
 
 enum State {
     Empty,
@@ -28,10 +27,7 @@ fn scope() -> DedicatedWorkerGlobalScope {
 }
 
 fn post(message: &FromWorker) {
-    // Serialising these plain structs cannot fail; a value the page cannot read would
-    // leave it waiting, so the JSON round trip is the one place that could.
-    let json = serde_json::to_string(message).unwrap_or_default();
-    if let Ok(value) = js_sys::JSON::parse(&json) {
+    if let Some(value) = to_js(message) {
         let _ = scope().post_message(&value);
     }
 }
@@ -51,40 +47,37 @@ fn memory_bytes() -> f64 {
 /// Installs the message handler and says so; the worker then waits for `load`.
 pub fn start() {
     let state = Rc::new(RefCell::new(State::Empty));
-    let on_message = Closure::<dyn Fn(MessageEvent)>::new(move |event: MessageEvent| {
-        let text = js_sys::JSON::stringify(&event.data())
-            .ok()
-            .and_then(|s| s.as_string())
-            .unwrap_or_default();
-        match serde_json::from_str::<ToWorker>(&text) {
-            Ok(ToWorker::Load {
-                model_url,
-                vocab_url,
-                model_id,
-            }) => {
-                if matches!(*state.borrow(), State::Empty | State::Failed(_)) {
-                    *state.borrow_mut() = State::Loading;
-                    let state = state.clone();
-                    wasm_bindgen_futures::spawn_local(async move {
-                        let loaded = load(&model_url, &vocab_url, &model_id).await;
-                        *state.borrow_mut() = match loaded {
-                            Ok(embedder) => State::Ready(Box::new(embedder)),
-                            Err(error) => {
-                                post(&FromWorker::Failed {
-                                    error: error.clone(),
-                                });
-                                State::Failed(error)
-                            }
-                        };
-                    });
+    let on_message =
+        Closure::<dyn Fn(MessageEvent)>::new(move |event: MessageEvent| {
+            match from_js::<ToWorker>(&event.data()) {
+                Ok(ToWorker::Load {
+                    model_url,
+                    vocab_url,
+                    model_id,
+                }) => {
+                    if matches!(*state.borrow(), State::Empty | State::Failed(_)) {
+                        *state.borrow_mut() = State::Loading;
+                        let state = state.clone();
+                        wasm_bindgen_futures::spawn_local(async move {
+                            let loaded = load(&model_url, &vocab_url, &model_id).await;
+                            *state.borrow_mut() = match loaded {
+                                Ok(embedder) => State::Ready(Box::new(embedder)),
+                                Err(error) => {
+                                    post(&FromWorker::Failed {
+                                        error: error.clone(),
+                                    });
+                                    State::Failed(error)
+                                }
+                            };
+                        });
+                    }
                 }
+                Ok(ToWorker::Embed { id, texts }) => post(&embed(&state.borrow(), id, &texts)),
+                Err(e) => post(&FromWorker::Failed {
+                    error: format!("the worker got a message it does not understand ({e})"),
+                }),
             }
-            Ok(ToWorker::Embed { id, texts }) => post(&embed(&state.borrow(), id, &texts)),
-            Err(e) => post(&FromWorker::Failed {
-                error: format!("the worker got a message it does not understand ({e})"),
-            }),
-        }
-    });
+        });
     scope().set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     // The handler lives as long as the worker.
     on_message.forget();
@@ -108,15 +101,21 @@ fn embed(state: &State, id: u32, texts: &[String]) -> FromWorker {
         }
     };
     let started = now_ms();
-    let vectors: Result<Vec<Vec<f32>>, _> = texts.iter().map(|t| embedder.embed(t)).collect();
-    match vectors {
-        Ok(vectors) => FromWorker::Embedded {
-            id,
-            vectors,
-            token_counts: texts.iter().map(|t| embedder.token_ids(t).len()).collect(),
-            compute_ms: now_ms() - started,
-            memory_bytes: memory_bytes(),
-        },
+    let embedded: Result<Vec<(Vec<f32>, usize)>, _> = texts
+        .iter()
+        .map(|t| embedder.embed_counting_tokens(t))
+        .collect();
+    match embedded {
+        Ok(embedded) => {
+            let (vectors, token_counts) = embedded.into_iter().unzip();
+            FromWorker::Embedded {
+                id,
+                vectors,
+                token_counts,
+                compute_ms: now_ms() - started,
+                memory_bytes: memory_bytes(),
+            }
+        }
         Err(e) => FromWorker::EmbedFailed {
             id,
             error: e.to_string(),

@@ -68,6 +68,24 @@ pub fn cache_name(model_id: &str) -> String {
 
 pub const CACHE_PREFIX: &str = "remind-minilm-";
 
+/// A message as the plain object `postMessage` carries (through JSON, so both sides and
+/// the benchmark's JavaScript read the same shape).
+#[cfg(target_arch = "wasm32")]
+pub fn to_js(message: &impl Serialize) -> Option<wasm_bindgen::JsValue> {
+    let json = serde_json::to_string(message).ok()?;
+    js_sys::JSON::parse(&json).ok()
+}
+
+/// The message a `postMessage` payload holds, if it is one.
+#[cfg(target_arch = "wasm32")]
+pub fn from_js<T: serde::de::DeserializeOwned>(value: &wasm_bindgen::JsValue) -> Result<T, String> {
+    let json = js_sys::JSON::stringify(value)
+        .ok()
+        .and_then(|s| s.as_string())
+        .ok_or("the message is not JSON-shaped")?;
+    serde_json::from_str(&json).map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

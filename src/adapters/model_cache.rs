@@ -101,13 +101,13 @@ pub async fn fetch(
         .ok()
         .flatten()
         .and_then(|n| n.parse::<f64>().ok());
-    let bytes = read_body(&response, total, progress)
+    let mut bytes = read_body(&response, total, progress)
         .await
         .map_err(download)?;
     if let Some(cache) = cache {
-        // The copy keeps `bytes` ours; a failed put (quota) only costs the next visit
-        // a download.
-        let stored = Response::new_with_opt_u8_array(Some(&mut bytes.clone()));
+        // The response copies the bytes into its body; a failed put (quota) only costs
+        // the next visit a download.
+        let stored = Response::new_with_opt_u8_array(Some(&mut bytes));
         if let Ok(stored) = stored {
             let _ = JsFuture::from(cache.put_with_str(url, &stored)).await;
         }

@@ -130,8 +130,18 @@ impl TractEmbedder {
     /// Embeds `text` padded to the bucket of at least `padded_len` tokens rather than the
     /// smallest that fits, so tests can check that padding does not move the embedding.
     pub fn embed_padded(&self, text: &str, padded_len: usize) -> Result<Vec<f32>, EmbedError> {
+        self.embed_ids(&self.token_ids(text), padded_len)
+    }
+
+    /// Embeds `text` and says how many tokens it took (the benchmark sorts by length),
+    /// tokenising once.
+    pub fn embed_counting_tokens(&self, text: &str) -> Result<(Vec<f32>, usize), EmbedError> {
         let ids = self.token_ids(text);
-        self.run(&ids, padded_len)
+        Ok((self.embed_ids(&ids, 0)?, ids.len()))
+    }
+
+    fn embed_ids(&self, ids: &[u32], padded_len: usize) -> Result<Vec<f32>, EmbedError> {
+        self.run(ids, padded_len)
             .map_err(|e| EmbedError::Failed(format!("{e:#}")))
     }
 

@@ -15,7 +15,7 @@ use wasm_bindgen::prelude::Closure;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{ErrorEvent, MessageEvent, Worker};
 
-use crate::adapters::embedder_wire::{FromWorker, ToWorker};
+use crate::adapters::embedder_wire::{FromWorker, ToWorker, from_js, to_js};
 use crate::app::ports::{EmbedError, EmbedderStatus, EmbeddingService};
 
 /// Where the worker script and the model files are served, relative to the page.
@@ -104,7 +104,9 @@ fn listen(worker: &Worker, load: ToWorker, status: &StatusCell, waiting: &Rc<Ref
     let on_message = {
         let (worker, status, waiting) = (worker.clone(), status.clone(), waiting.clone());
         Closure::<dyn Fn(MessageEvent)>::new(move |event: MessageEvent| {
-            let Some(message) = read(&event) else { return };
+            let Ok(message) = from_js::<FromWorker>(&event.data()) else {
+                return;
+            };
             if message == FromWorker::Started && !send(&worker, &load) {
                 status.set(EmbedderStatus::Failed(
                     "the embedder worker did not take the load request".into(),
@@ -151,16 +153,8 @@ fn release_all(waiting: &RefCell<Waiting>, error: &str) {
     }
 }
 
-fn read(event: &MessageEvent) -> Option<FromWorker> {
-    let text = js_sys::JSON::stringify(&event.data()).ok()?.as_string()?;
-    serde_json::from_str(&text).ok()
-}
-
 fn send(worker: &Worker, message: &ToWorker) -> bool {
-    let json = serde_json::to_string(message).unwrap_or_default();
-    js_sys::JSON::parse(&json)
-        .and_then(|value| worker.post_message(&value))
-        .is_ok()
+    to_js(message).is_some_and(|value| worker.post_message(&value).is_ok())
 }
 
 /// The status a message moves to, if it is a status message.
