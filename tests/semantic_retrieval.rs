@@ -11,12 +11,13 @@ mod support {
 }
 
 use remind::adapters::in_process_embeddings::InProcessEmbeddings;
+use remind::adapters::tract_embedder::TractEmbedder;
 use remind::app::ports::MemoryStore;
 use remind::app::settings::DEFAULT_SEMANTIC_TAU;
 use remind::domain::memory::{FeedbackMemory, Lesson};
 use remind::domain::record::{RecordId, Timestamp};
 use remind::domain::retrieval::Score;
-use support::scripted::{SharedStore, block_on, session_with};
+use support::scripted::{SessionWith, SharedStore, block_on, session_with};
 
 const LESSON: (&str, &str) = (
     "What is like < fast > ?",
@@ -35,14 +36,23 @@ fn store_with_lesson() -> SharedStore {
     store
 }
 
+/// A loaded session over `store` matching with MiniLM, its embeddings tagged `model`.
+fn minilm_session(
+    store: &SharedStore,
+    ids: &'static str,
+    model: &str,
+) -> SessionWith<InProcessEmbeddings<TractEmbedder>> {
+    session_with(
+        store,
+        ids,
+        InProcessEmbeddings(support::minilm::load(model)),
+    )
+}
+
 #[test]
 fn a_rephrased_question_reuses_the_lesson_by_meaning() {
     let store = store_with_lesson();
-    let session = session_with(
-        &store,
-        "s",
-        InProcessEmbeddings(support::minilm::load("m1")),
-    );
+    let session = minilm_session(&store, "s", "m1");
     // Eight edits from the stored question, too many for the wording match.
     let turn = block_on(session.ask("Tell me what is like < slow > ?")).expect("answered");
     let applied = turn
@@ -63,11 +73,7 @@ fn a_rephrased_question_reuses_the_lesson_by_meaning() {
 #[test]
 fn the_opposite_request_does_not_reuse_the_lesson() {
     let store = store_with_lesson();
-    let session = session_with(
-        &store,
-        "s",
-        InProcessEmbeddings(support::minilm::load("m1")),
-    );
+    let session = minilm_session(&store, "s", "m1");
     // Four edits away: the paper's wording match (distance < 6) would attach it.
     for opposite in ["What is not like < slow > ?", "What is unlike < slow > ?"] {
         let turn = block_on(session.ask(opposite)).expect("answered");
@@ -96,19 +102,11 @@ fn lesson_embeddings_are_stored_once_and_recomputed_for_another_model() {
         );
         embedding.model
     };
-    let first = session_with(
-        &store,
-        "a",
-        InProcessEmbeddings(support::minilm::load("m1")),
-    );
+    let first = minilm_session(&store, "a", "m1");
     block_on(first.ask("Tell me what is like < slow > ?")).expect("answered");
     assert_eq!(stored_model(&store), "m1");
 
-    let other = session_with(
-        &store,
-        "b",
-        InProcessEmbeddings(support::minilm::load("m2")),
-    );
+    let other = minilm_session(&store, "b", "m2");
     block_on(other.ask("Tell me what is like < slow > ?")).expect("answered");
     assert_eq!(stored_model(&store), "m2");
 }
