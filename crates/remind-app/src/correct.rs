@@ -1,0 +1,98 @@
+//! Correcting: the user's clarification passes the write gate, then is stored.
+//!
+//! A correction is reported as saved only after the store committed it; a refused or
+//! failed write leaves the store unchanged. A correction of a turn whose lesson was
+//! applied and still misread supersedes that lesson and counts the failure against it.
+
+use thiserror::Error;
+
+use crate::ask::Turn;
+use crate::ports::{Clock, IdSource, MemoryStore};
+use crate::revise::{ReviseError, StoreChange, revise};
+use remind_core::memory::{FeedbackMemory, Lesson, Written};
+use remind_core::memory_key::MemoryKey;
+use remind_core::record::{RecordKind, Source};
+use remind_core::write_gate::{self, Durability, Origin, Refusal};
+
+/// What the user typed into the correction form.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Correction {
+    pub clarification: String,
+    pub durability: Durability,
+}
+
+/// What became of a correction.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CorrectionOutcome {
+    /// Stored; `written.replaced` names the lesson it superseded, if any.
+    Saved(Box<Written>),
+    /// "Just this once": not stored; the caller re-asks with it attached.
+    ThisTurnOnly { clarification: String },
+}
+
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum CorrectError {
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    /// The store failed, or the lesson for this question changed (e.g. in another
+    /// tab) since the turn: `ReviseError::Memory(MemoryError::Stale { current, .. })`.
+    #[error(transparent)]
+    Revise(#[from] ReviseError),
+}
+
+/// The version of the question's lesson the user saw when they decided to correct:
+/// the applied lesson's if the turn carried the lesson of this very key, else what the
+/// page's view held for the key.
+pub fn version_seen(view: &FeedbackMemory, turn: &Turn) -> Option<u32> {
+    let key = MemoryKey::of_question(&turn.prepared.question);
+    match &turn.prepared.applied {
+        Some(applied) if applied.record.key == key => Some(applied.record.version),
+        _ => view.current_version(&key),
+    }
+}
+
+/// Plans the lesson for a turn, writes it, and returns what was written together with
+/// the store's memory as it now stands (`None` if the store could not be read, or
+/// nothing was read because the gate refused first).
+pub async fn save_correction(
+    store: &impl MemoryStore,
+    view: &FeedbackMemory,
+    clock: &impl Clock,
+    ids: &impl IdSource,
+    turn: &Turn,
+    correction: Correction,
+) -> (
+    Option<FeedbackMemory>,
+    Result<CorrectionOutcome, CorrectError>,
+) {
+    let clarification = correction.clarification.trim().to_string();
+    match write_gate::admit(&clarification, Origin::UserTyped, correction.durability) {
+        Err(Refusal::OneTime) => {
+            return (None, Ok(CorrectionOutcome::ThisTurnOnly { clarification }));
+        }
+        Err(refusal) => return (None, Err(refusal.into())),
+        Ok(()) => {}
+    }
+    let lesson = Lesson {
+        question: turn.prepared.question.clone(),
+        clarification,
+        kind: RecordKind::Clarification,
+        source: Source::UserStated,
+    };
+    let expected = version_seen(view, turn);
+    let applied = turn.prepared.applied.as_ref().map(|a| a.record.id.clone());
+    let (id, now) = (ids.next_id(), clock.now());
+    let revision = revise(store, |memory| {
+        let written = memory.plan_correction(lesson, expected, applied.as_ref(), id, now)?;
+        let change = StoreChange::put(written.records());
+        Ok((written, change))
+    })
+    .await;
+    (
+        revision.memory,
+        revision
+            .outcome
+            .map(|written| CorrectionOutcome::Saved(Box::new(written)))
+            .map_err(CorrectError::from),
+    )
+}

@@ -1,0 +1,168 @@
+//! Revising the memory: every change is planned against what the store holds now,
+//! then committed in one transaction.
+//!
+//! Planning against a fresh read (not the page's possibly older view) is what makes
+//! the version check mean something across tabs: a lesson another tab changed is
+//! refused as stale instead of being overwritten. The edit, withdraw, undo, forget and
+//! statistics use-cases are all this one pattern with a different plan.
+
+use thiserror::Error;
+
+use crate::ports::{MemoryStore, StoreError};
+use remind_core::memory::{FeedbackMemory, MemoryError, Written};
+use remind_core::memory_key::MemoryKey;
+use remind_core::record::{MemoryRecord, RecordId, Timestamp};
+use remind_core::withdrawal::{UndoOutcome, Undone};
+
+/// The records one change puts and erases, committed together or not at all.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StoreChange {
+    pub put: Vec<MemoryRecord>,
+    pub erase: Vec<RecordId>,
+}
+
+impl StoreChange {
+    pub fn put(records: Vec<MemoryRecord>) -> Self {
+        StoreChange {
+            put: records,
+            erase: Vec::new(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.put.is_empty() && self.erase.is_empty()
+    }
+}
+
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum ReviseError {
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("the memory changed since the import preview was shown; preview the file again")]
+    ChangedSincePreview,
+}
+
+/// How a revision ended, and the memory as the store now holds it (`None` when the
+/// store could not even be read). The session adopts `memory` whenever it is `Some`:
+/// it is what a reload would show, whether or not the change itself went through.
+pub struct Revision<T> {
+    pub memory: Option<FeedbackMemory>,
+    pub outcome: Result<T, ReviseError>,
+}
+
+/// Reads the store, plans a change on what it holds, and commits the change. A plan
+/// that is refused, or a commit that fails, leaves the store as it was.
+pub async fn revise<T>(
+    store: &impl MemoryStore,
+    plan: impl FnOnce(&FeedbackMemory) -> Result<(T, StoreChange), ReviseError>,
+) -> Revision<T> {
+    let mut memory = match store.load().await {
+        Ok(records) => FeedbackMemory::from_records(records),
+        Err(e) => {
+            return Revision {
+                memory: None,
+                outcome: Err(e.into()),
+            };
+        }
+    };
+    let (value, change) = match plan(&memory) {
+        Ok(planned) => planned,
+        Err(e) => {
+            return Revision {
+                memory: Some(memory),
+                outcome: Err(e),
+            };
+        }
+    };
+    if !change.is_empty()
+        && let Err(e) = store.commit(&change.put, &change.erase).await
+    {
+        return Revision {
+            memory: Some(memory),
+            outcome: Err(e.into()),
+        };
+    }
+    memory.erase(&change.erase);
+    memory.apply_records(&change.put);
+    Revision {
+        memory: Some(memory),
+        outcome: Ok(value),
+    }
+}
+
+/// Edits a current lesson's text (`expected`: the version the user was shown).
+pub async fn edit(
+    store: &impl MemoryStore,
+    id: &RecordId,
+    expected: u32,
+    clarification: &str,
+    new_id: RecordId,
+    now: Timestamp,
+) -> Revision<Written> {
+    revise(store, |memory| {
+        let written = memory.plan_edit(id, expected, clarification, new_id, now)?;
+        let change = StoreChange::put(written.records());
+        Ok((written, change))
+    })
+    .await
+}
+
+/// Withdraws a current lesson, keeping it in history.
+pub async fn withdraw(
+    store: &impl MemoryStore,
+    id: &RecordId,
+    expected: u32,
+    now: Timestamp,
+) -> Revision<MemoryRecord> {
+    revise(store, |memory| {
+        let withdrawn = memory.plan_withdraw(id, expected, now)?;
+        let change = StoreChange::put(vec![withdrawn.clone()]);
+        Ok((withdrawn, change))
+    })
+    .await
+}
+
+/// Undoes a current lesson with the outcome the user chose beforehand.
+pub async fn undo(
+    store: &impl MemoryStore,
+    id: &RecordId,
+    expected: u32,
+    outcome: UndoOutcome,
+    now: Timestamp,
+) -> Revision<Undone> {
+    revise(store, |memory| {
+        let undone = memory.plan_undo(id, expected, outcome, now)?;
+        let change = StoreChange::put(undone.records());
+        Ok((undone, change))
+    })
+    .await
+}
+
+/// Erases every record of a key, history included; returns the erased ids.
+pub async fn forget(store: &impl MemoryStore, key: &MemoryKey) -> Revision<Vec<RecordId>> {
+    revise(store, |memory| {
+        let ids = memory.plan_forget(key);
+        let change = StoreChange {
+            put: Vec::new(),
+            erase: ids.clone(),
+        };
+        Ok((ids, change))
+    })
+    .await
+}
+
+/// Counts one application of a lesson that was attached to a sent question. Returns
+/// the updated record, or `None` when the lesson is no longer current.
+pub async fn count_applied(
+    store: &impl MemoryStore,
+    id: &RecordId,
+) -> Revision<Option<MemoryRecord>> {
+    revise(store, |memory| {
+        let counted = memory.plan_applied(id);
+        let change = StoreChange::put(counted.iter().cloned().collect());
+        Ok((counted, change))
+    })
+    .await
+}

@@ -1,0 +1,490 @@
+//! One user's session: the memory as loaded, the settings, and the ports, behind the
+//! operations the page offers.
+//!
+//! The in-memory view changes only after the store confirmed a write (or after a read
+//! of the store), so what the page shows is always what a reload would show.
+//!
+//! Every method that changes the memory reads the store first and plans against what
+//! it holds, so a lesson changed in another tab is refused as stale, never overwritten.
+//! When another tab broadcasts a change, the page calls [`Session::reload`].
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use crate::ask::{self, AskError, Turn};
+use crate::confirm::{self, ExampleError};
+use crate::correct::{self, CorrectError, Correction, CorrectionOutcome};
+use crate::ports::{
+    Clock, EmbedderStatus, EmbeddingService, IdSource, LanguageModel, MemoryStore, SettingsStore,
+    StoreError,
+};
+use crate::question_embedding::embed_question;
+use crate::reflect::{self, ReflectError};
+use crate::revise::{self, ReviseError, Revision};
+use crate::settings::Settings;
+use crate::transfer::{self, PendingImport, TransferError};
+use remind_core::export::Embeddings;
+use remind_core::import_plan::{ImportMode, ImportPlan};
+use remind_core::learning_curve::{
+    LearningCurve, QUESTIONS_PER_BUCKET, TurnEvent, TurnEventKind, TurnId, learning_curve,
+};
+use remind_core::memory::{FeedbackMemory, Written};
+use remind_core::memory_key::MemoryKey;
+use remind_core::memory_query::{self, MemoryFilter};
+use remind_core::prompt::PromptTemplate;
+use remind_core::record::{MemoryRecord, RecordId, RecordKind};
+use remind_core::reflection::{self, AcceptPreview, RuleProposal};
+use remind_core::retrieval::{HybridRetriever, LevenshteinRetriever, Retriever};
+use remind_core::turn::{TurnInput, build_turn};
+use remind_core::verified_examples::ExampleBudget;
+use remind_core::withdrawal::{UndoOutcome, Undone};
+
+/// The platform pieces a session runs on.
+pub struct Ports<S, L, C, I, P, E> {
+    pub store: S,
+    pub llm: L,
+    pub clock: C,
+    pub ids: I,
+    pub settings: P,
+    /// Sentence embeddings for semantic retrieval; `NoEmbeddings` for wording only.
+    pub embedder: E,
+}
+
+/// Told of every new memory snapshot the session takes on.
+type MemoryListener = Box<dyn Fn(Arc<FeedbackMemory>)>;
+
+pub struct Session<S, L, C, I, P, E> {
+    ports: Ports<S, L, C, I, P, E>,
+    /// A shared snapshot: readers clone the `Arc`, never the memory, and a change
+    /// replaces the snapshot whole instead of mutating what a reader holds.
+    memory: RefCell<Arc<FeedbackMemory>>,
+    memory_listener: RefCell<Option<MemoryListener>>,
+    settings: RefCell<Settings>,
+    template: PromptTemplate,
+    example_budget: ExampleBudget,
+}
+
+impl<S, L, C, I, P, E> Session<S, L, C, I, P, E>
+where
+    S: MemoryStore,
+    L: LanguageModel,
+    C: Clock,
+    I: IdSource,
+    P: SettingsStore,
+    E: EmbeddingService,
+{
+    /// A session with the general prompt. Questions are matched semantically (the
+    /// hybrid retriever) while the embedder is ready, and by wording (the paper's
+    /// Levenshtein retriever) otherwise.
+    pub fn new(ports: Ports<S, L, C, I, P, E>) -> Self {
+        let settings = ports.settings.load().unwrap_or_default();
+        Session {
+            ports,
+            memory: RefCell::new(Arc::new(FeedbackMemory::default())),
+            memory_listener: RefCell::new(None),
+            settings: RefCell::new(settings),
+            template: PromptTemplate::general(),
+            example_budget: ExampleBudget::default(),
+        }
+    }
+
+    pub fn with_template(mut self, template: PromptTemplate) -> Self {
+        self.template = template;
+        self
+    }
+
+    /// How many verified examples a prompt may carry (default: 2, similar ones only).
+    pub fn with_example_budget(mut self, budget: ExampleBudget) -> Self {
+        self.example_budget = budget;
+        self
+    }
+
+    /// Reads every stored record; returns how many lessons are current.
+    pub async fn load(&self) -> Result<usize, StoreError> {
+        let records = self.ports.store.load().await?;
+        self.take_on(Some(FeedbackMemory::from_records(records)));
+        Ok(self.current_count())
+    }
+
+    /// The memory as the session holds it now: a snapshot that later changes do not
+    /// alter. Cheap (an `Arc` clone).
+    pub fn memory(&self) -> Arc<FeedbackMemory> {
+        self.memory.borrow().clone()
+    }
+
+    /// Calls `listener` with every new snapshot the session takes on (after a load, a
+    /// committed change, or a refusal that re-read the store). The page keeps it in
+    /// one signal, so nothing shown has to be refreshed by hand.
+    pub fn on_memory_change(&self, listener: impl Fn(Arc<FeedbackMemory>) + 'static) {
+        *self.memory_listener.borrow_mut() = Some(Box::new(listener));
+    }
+
+    /// Asks the browser to keep the memory under storage pressure; says whether it
+    /// will (browsers may decline, e.g. for a site never bookmarked or installed).
+    pub async fn request_persistence(&self) -> Result<bool, StoreError> {
+        self.ports.store.request_persistence().await
+    }
+
+    /// Re-reads the store, e.g. after another tab broadcast that it changed the
+    /// memory. The view is kept as it was if the read fails.
+    pub async fn reload(&self) -> Result<usize, StoreError> {
+        self.load().await
+    }
+
+    pub fn current_count(&self) -> usize {
+        self.memory.borrow().current().count()
+    }
+
+    /// The current lessons, oldest first (the default read: no history).
+    pub fn current_records(&self) -> Vec<MemoryRecord> {
+        self.memory.borrow().current().cloned().collect()
+    }
+
+    /// The memory browser's list: records matching `filter`, most recently changed
+    /// first. `MemoryFilter::default()` lists the current lessons.
+    pub fn list(&self, filter: &MemoryFilter) -> Vec<MemoryRecord> {
+        memory_query::list(&self.memory.borrow(), filter)
+            .into_iter()
+            .cloned()
+            .collect()
+    }
+
+    /// Current lessons that misfire often enough to be shown for review.
+    pub fn flagged_count(&self) -> usize {
+        self.memory
+            .borrow()
+            .current()
+            .filter(|r| r.is_flagged())
+            .count()
+    }
+
+    /// Every record of a key, current and historical, oldest first.
+    pub fn history(&self, key: &MemoryKey) -> Vec<MemoryRecord> {
+        self.memory
+            .borrow()
+            .history(key)
+            .into_iter()
+            .cloned()
+            .collect()
+    }
+
+    pub fn record(&self, id: &RecordId) -> Option<MemoryRecord> {
+        self.memory.borrow().get(id).cloned()
+    }
+
+    /// The undo choices to offer for a current lesson (empty if it is not current).
+    pub fn undo_choices(&self, id: &RecordId) -> Vec<UndoOutcome> {
+        self.memory.borrow().undo_choices(id)
+    }
+
+    /// Replaces a current lesson's text. `expected` is the version the user was shown
+    /// (`record.version`); a stale one is refused with the current lesson in the error.
+    pub async fn edit(
+        &self,
+        id: &RecordId,
+        expected: u32,
+        clarification: &str,
+    ) -> Result<Written, ReviseError> {
+        let (new_id, now) = (self.ports.ids.next_id(), self.ports.clock.now());
+        let revision =
+            revise::edit(&self.ports.store, id, expected, clarification, new_id, now).await;
+        self.adopt(revision)
+    }
+
+    /// Withdraws a current lesson: it stops applying and stays in history.
+    pub async fn withdraw(
+        &self,
+        id: &RecordId,
+        expected: u32,
+    ) -> Result<MemoryRecord, ReviseError> {
+        let now = self.ports.clock.now();
+        let revision = revise::withdraw(&self.ports.store, id, expected, now).await;
+        self.adopt(revision)
+    }
+
+    /// Undoes a current lesson with an outcome from [`Session::undo_choices`].
+    pub async fn undo(
+        &self,
+        id: &RecordId,
+        expected: u32,
+        outcome: UndoOutcome,
+    ) -> Result<Undone, ReviseError> {
+        let now = self.ports.clock.now();
+        let revision = revise::undo(&self.ports.store, id, expected, outcome, now).await;
+        self.adopt(revision)
+    }
+
+    /// Erases every record of a key for good; returns how many records were erased.
+    pub async fn forget(&self, key: &MemoryKey) -> Result<usize, ReviseError> {
+        let revision = revise::forget(&self.ports.store, key).await;
+        self.adopt(revision).map(|ids| ids.len())
+    }
+
+    /// The stored memory as the text of an export file (history included, settings
+    /// and API key never). The page offers it as a download.
+    pub async fn export_json(&self, embeddings: Embeddings) -> Result<String, TransferError> {
+        transfer::export_json(&self.ports.store, self.ports.clock.now(), embeddings).await
+    }
+
+    /// Validates an import file and previews it; nothing is written yet. Show
+    /// `pending.preview`, then call [`Session::apply_import`] with the chosen mode.
+    pub async fn preview_import(&self, bytes: &[u8]) -> Result<PendingImport, TransferError> {
+        transfer::preview_import(&self.ports.store, bytes).await
+    }
+
+    /// Applies a previewed import in one store call; refused with
+    /// [`ReviseError::ChangedSincePreview`] if the memory changed since the preview.
+    pub async fn apply_import(
+        &self,
+        pending: &PendingImport,
+        mode: ImportMode,
+    ) -> Result<ImportPlan, ReviseError> {
+        let revision = transfer::apply_import(&self.ports.store, pending, mode).await;
+        self.adopt(revision)
+    }
+
+    /// Takes on the store's memory as a revision left it, and returns its outcome.
+    fn adopt<T>(&self, revision: Revision<T>) -> Result<T, ReviseError> {
+        self.take_on(revision.memory);
+        revision.outcome
+    }
+
+    /// Replaces the view with the memory the store holds now, when a use-case read it
+    /// (after a commit, or a refusal that re-read the store).
+    fn take_on(&self, memory: Option<FeedbackMemory>) {
+        let Some(memory) = memory else { return };
+        let snapshot = Arc::new(memory);
+        *self.memory.borrow_mut() = snapshot.clone();
+        // The borrow is released first: a listener may read the session again.
+        if let Some(listener) = self.memory_listener.borrow().as_ref() {
+            listener(snapshot);
+        }
+    }
+
+    pub fn settings(&self) -> Settings {
+        self.settings.borrow().clone()
+    }
+
+    /// Validates and stores the settings; nothing changes when they are refused.
+    pub fn save_settings(&self, settings: Settings) -> Result<(), String> {
+        settings.validate()?;
+        self.ports
+            .settings
+            .save(&settings)
+            .map_err(|e| e.to_string())?;
+        *self.settings.borrow_mut() = settings;
+        Ok(())
+    }
+
+    /// Asks the model, with the best-fitting stored lesson attached.
+    pub async fn ask(&self, question: &str) -> Result<Turn, AskError> {
+        self.ask_with(question, None).await
+    }
+
+    /// Asks again with a one-time clarification in place of any stored lesson.
+    pub async fn ask_with(
+        &self,
+        question: &str,
+        one_time_clarification: Option<&str>,
+    ) -> Result<Turn, AskError> {
+        let settings = self.settings();
+        let embedding = self.question_embedding(question).await;
+        // The hybrid retriever while the embedder is ready; by wording otherwise.
+        let retriever: Box<dyn Retriever> = match embedding {
+            Some(_) => Box::new(HybridRetriever {
+                tau: settings.semantic_tau,
+            }),
+            None => Box::new(LevenshteinRetriever::default()),
+        };
+        let config = ask::page_turn_config(
+            &settings,
+            &self.template,
+            retriever.as_ref(),
+            self.example_budget,
+        );
+        let input = TurnInput {
+            question,
+            question_embedding: embedding.as_deref(),
+            one_time_clarification,
+        };
+        let prepared = build_turn(&self.memory.borrow(), &config, &input)?;
+        let id = TurnId(self.ports.ids.next_id().0);
+        let turn = ask::send(&self.ports.llm, &settings, prepared, id).await?;
+        if let Some(applied) = &turn.prepared.applied {
+            // Bookkeeping only: a failed count loses one statistic, never a lesson,
+            // so it does not fail the turn.
+            let revision = revise::count_applied(&self.ports.store, &applied.record.id).await;
+            let _ = self.adopt(revision);
+        }
+        // A retry with a one-time clarification is the same question again, not a new
+        // point on the learning curve.
+        if one_time_clarification.is_none() {
+            let examples_used = u32::try_from(turn.prepared.examples.len()).unwrap_or(u32::MAX);
+            let asked = TurnEventKind::Asked {
+                lesson_applied: turn.prepared.applied.is_some(),
+                examples_used,
+            };
+            self.log_turn(&turn.id, asked).await;
+        }
+        Ok(turn)
+    }
+
+    /// Where the embedding model stands (the page shows it beside the ask form).
+    pub fn embedder_status(&self) -> EmbedderStatus {
+        self.ports.embedder.status()
+    }
+
+    /// The question's embedding when the model is ready, embedding stored lessons that
+    /// lack one on the way. `None` (match by wording) when it is not ready or failed on
+    /// this question: a turn never fails for want of an embedding.
+    async fn question_embedding(&self, question: &str) -> Option<Vec<f32>> {
+        let view = self.memory();
+        let (revision, embedding) =
+            embed_question(&self.ports.store, &self.ports.embedder, &view, question).await;
+        if let Some(revision) = revision {
+            // Stored embeddings are a cache: a failed write costs a recomputation later.
+            let _ = self.adopt(revision);
+        }
+        embedding.ok().flatten()
+    }
+
+    /// Appends to the turn log. Bookkeeping only: a lost event costs one point of the
+    /// learning curve, never a lesson, so it never fails the operation it records.
+    async fn log_turn(&self, turn: &TurnId, kind: TurnEventKind) {
+        let event = TurnEvent {
+            turn: turn.clone(),
+            at: self.ports.clock.now(),
+            kind,
+        };
+        let _ = self.ports.store.append_turn_event(&event).await;
+    }
+
+    /// Stores the user's clarification for a turn (or keeps it for this turn only).
+    pub async fn correct(
+        &self,
+        turn: &Turn,
+        correction: Correction,
+    ) -> Result<CorrectionOutcome, CorrectError> {
+        let view = self.memory();
+        let (memory, outcome) = correct::save_correction(
+            &self.ports.store,
+            &view,
+            &self.ports.clock,
+            &self.ports.ids,
+            turn,
+            correction,
+        )
+        .await;
+        self.take_on(memory);
+        if outcome.is_ok() {
+            self.log_turn(&turn.id, TurnEventKind::Corrected).await;
+        }
+        outcome
+    }
+
+    // --- Reflection: a general rule from the user's correction ---------------------
+
+    /// Asks the model to turn the user's words about a misread turn into one general
+    /// rule. Writes nothing: show the proposal with [`Session::preview_accept`], then
+    /// call [`Session::accept_rule`] only if the user accepts (or edits) it. A reply
+    /// with no usable rule is [`ReflectError::NoProposal`]; offer the user's own words.
+    pub async fn propose_rule(
+        &self,
+        turn: &Turn,
+        user_words: &str,
+    ) -> Result<RuleProposal, ReflectError> {
+        if user_words.trim().is_empty() {
+            return Err(ReflectError::EmptyWords);
+        }
+        // The user said the understanding was wrong, whatever the model proposes.
+        self.log_turn(&turn.id, TurnEventKind::Corrected).await;
+        reflect::propose_rule(&self.ports.llm, &self.settings(), turn, user_words).await
+    }
+
+    /// What accepting `proposal` (with `edited` text, if any) would do, from the page's
+    /// view: the text to store, the current lesson it replaces ("this replaces: …"),
+    /// the version to pass to [`Session::accept_rule`], and a refusal the gate would
+    /// give (e.g. a secret). Pure; writes nothing.
+    pub fn preview_accept(&self, proposal: &RuleProposal, edited: Option<&str>) -> AcceptPreview {
+        reflection::preview_accept(&self.memory.borrow(), proposal, edited)
+    }
+
+    /// Stores the accepted rule (`edited_text` if the user changed it) as the lesson
+    /// of the proposal's question, superseding the current one. `expected_version` is
+    /// `preview.expected_version`; if the lesson changed since, the write is refused
+    /// with the current lesson. Rejecting a proposal is simply not calling this.
+    pub async fn accept_rule(
+        &self,
+        proposal: &RuleProposal,
+        edited_text: Option<String>,
+        expected_version: Option<u32>,
+    ) -> Result<Written, ReflectError> {
+        let (memory, outcome) = reflect::accept_rule(
+            &self.ports.store,
+            &self.ports.clock,
+            &self.ports.ids,
+            proposal,
+            edited_text.as_deref(),
+            expected_version,
+        )
+        .await;
+        self.take_on(memory);
+        outcome
+    }
+
+    // --- Verified examples ---------------------------------------------------------
+
+    /// Keeps a turn the user confirmed as right as a verified example: similar
+    /// questions later get it as a demonstration (see `turn.prepared.examples`). An
+    /// earlier example of the same request is superseded; its clarification is not.
+    pub async fn confirm_answer(&self, turn: &Turn) -> Result<Written, ExampleError> {
+        let view = self.memory();
+        let (memory, outcome) = confirm::confirm_answer(
+            &self.ports.store,
+            &view,
+            &self.ports.clock,
+            &self.ports.ids,
+            turn,
+        )
+        .await;
+        self.take_on(memory);
+        if outcome.is_ok() {
+            self.log_turn(&turn.id, TurnEventKind::Confirmed).await;
+        }
+        outcome
+    }
+
+    /// The current verified examples, oldest first.
+    pub fn verified_examples(&self) -> Vec<MemoryRecord> {
+        self.memory
+            .borrow()
+            .current()
+            .filter(|r| matches!(r.kind, RecordKind::VerifiedExample { .. }))
+            .cloned()
+            .collect()
+    }
+
+    /// Withdraws a verified example (`expected`: the version shown); it stops being
+    /// used and stays in history. Refuses a clarification ([`ExampleError::NotAnExample`]).
+    pub async fn remove_example(
+        &self,
+        id: &RecordId,
+        expected: u32,
+    ) -> Result<MemoryRecord, ExampleError> {
+        let view = self.memory();
+        let now = self.ports.clock.now();
+        let (memory, outcome) =
+            confirm::remove_example(&self.ports.store, &view, id, expected, now).await;
+        self.take_on(memory);
+        outcome
+    }
+
+    // --- Learning curve ------------------------------------------------------------
+
+    /// Per block of 20 questions (oldest first): the share the user had to correct, and
+    /// the share of turns with memory applied that needed no correction.
+    pub async fn learning_curve(&self) -> Result<LearningCurve, StoreError> {
+        let events = self.ports.store.load_turn_events().await?;
+        Ok(learning_curve(&events, QUESTIONS_PER_BUCKET))
+    }
+}

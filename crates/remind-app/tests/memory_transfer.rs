@@ -1,0 +1,653 @@
+//! Export and import of the memory (issue 6): the document's shape and schema, the
+//! round trip, the preview and the merge/replace plans, and every class of bad file
+//! the importer must refuse without panicking.
+#![cfg(not(target_arch = "wasm32"))]
+
+use remind_test_support as support;
+
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+use remind_app::ports::MemoryStore;
+use remind_app::revise::ReviseError;
+use remind_core::export::{EXPORT_FORMAT, Embeddings, ExportDocument, export};
+use remind_core::import::{ImportError, MAX_IMPORT_BYTES, history_problems, parse_import};
+use remind_core::import_plan::{ImportMode, KeyStatus, plan_import, preview};
+use remind_core::memory::{FeedbackMemory, Lesson};
+use remind_core::memory_key::MemoryKey;
+use remind_core::record::{
+    MemoryRecord, RecordId, RecordKind, RecordState, StoredEmbedding, Timestamp,
+};
+use support::scripted::{SharedStore, block_on, session_over};
+
+fn write(memory: &mut FeedbackMemory, question: &str, fb: &str, id: &str, at: i64) {
+    let written = memory.plan_write(
+        Lesson::user_clarification(question, fb),
+        RecordId(id.into()),
+        Timestamp(at),
+    );
+    memory.apply(&written);
+}
+
+/// A memory with history: a replaced lesson, a current one, a withdrawn one, an
+/// example, stats and an embedding.
+fn sample_memory() -> FeedbackMemory {
+    let mut memory = FeedbackMemory::default();
+    write(
+        &mut memory,
+        "What is like < fast > ?",
+        "I mean rhymes",
+        "like-1",
+        1,
+    );
+    write(
+        &mut memory,
+        "what is like <slow>?",
+        "I want a synonym",
+        "like-2",
+        2,
+    );
+    write(
+        &mut memory,
+        "What is unlike < hot > ?",
+        "I want an antonym",
+        "unlike-1",
+        3,
+    );
+    let withdrawn = memory
+        .plan_withdraw(&RecordId("unlike-1".into()), 1, Timestamp(4))
+        .unwrap();
+    memory.upsert(withdrawn);
+    let mut example = memory
+        .plan_write(
+            Lesson::user_clarification("capital of France?", ""),
+            RecordId("ex-1".into()),
+            Timestamp(5),
+        )
+        .current;
+    example.kind = RecordKind::VerifiedExample {
+        understanding: "the capital of France <b>bold</b>".into(),
+        answer: "Paris".into(),
+    };
+    example.stats = example.stats.applied().applied().failed_after_applied();
+    example.embedding = Some(StoredEmbedding {
+        model: "minilm".into(),
+        vector: vec![0.1, -0.25, 1.0e-7, 3.5],
+    });
+    memory.upsert(example);
+    memory
+}
+
+fn export_of(memory: &FeedbackMemory) -> ExportDocument {
+    export(
+        memory.records(),
+        Timestamp(100),
+        "0.1.0",
+        Embeddings::Include,
+    )
+}
+
+fn json_of(memory: &FeedbackMemory) -> String {
+    export_of(memory).to_json().unwrap()
+}
+
+fn problems(bytes: &[u8]) -> Vec<ImportError> {
+    parse_import(bytes)
+        .expect_err("the file is refused")
+        .problems
+}
+
+fn document_with(record_changes: impl FnOnce(&mut Vec<Value>)) -> Vec<u8> {
+    let mut document: Value = serde_json::from_str(&json_of(&sample_memory())).unwrap();
+    let records = document["records"].as_array_mut().unwrap();
+    record_changes(records);
+    serde_json::to_vec(&document).unwrap()
+}
+
+fn index_of(records: &[Value], id: &str) -> usize {
+    records.iter().position(|r| r["id"] == id).unwrap()
+}
+
+// --- The document -----------------------------------------------------------------
+
+#[test]
+fn an_export_matches_the_published_json_schema() {
+    let schema: Value =
+        serde_json::from_str(include_str!("../../../docs/memory-export.schema.json"))
+            .expect("the schema is JSON");
+    let validator = jsonschema::validator_for(&schema).expect("the schema is a valid schema");
+    let document: Value = serde_json::from_str(&json_of(&sample_memory())).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&document)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+
+    let without_embeddings = export(
+        sample_memory().records(),
+        Timestamp(1),
+        "0.1.0",
+        Embeddings::Omit,
+    );
+    let value = serde_json::to_value(&without_embeddings).unwrap();
+    assert!(validator.is_valid(&value));
+    assert!(
+        value["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["embedding"].is_null())
+    );
+
+    let mut wrong = document.clone();
+    wrong["format"] = json!("something-else");
+    assert!(!validator.is_valid(&wrong), "the schema pins the format");
+}
+
+#[test]
+fn an_export_carries_every_record_with_history_and_never_settings() {
+    let text = json_of(&sample_memory());
+    let document: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(document["format"], EXPORT_FORMAT);
+    assert_eq!(document["version"], 1);
+    assert_eq!(document["records"].as_array().unwrap().len(), 4);
+    for secret_field in ["api_key", "base_url", "endpoint", "settings"] {
+        assert!(
+            !text.contains(secret_field),
+            "{secret_field} is never exported"
+        );
+    }
+}
+
+#[test]
+fn export_then_import_then_export_gives_the_same_bytes() {
+    let first = json_of(&sample_memory());
+    let imported = parse_import(first.as_bytes()).expect("an export imports");
+    let again = export(
+        &imported.records,
+        imported.exported_at,
+        &imported.app_version,
+        Embeddings::Include,
+    );
+    assert_eq!(again.to_json().unwrap(), first);
+}
+
+#[test]
+fn html_in_a_lesson_is_accepted_as_plain_text() {
+    let bytes = document_with(|records| {
+        let i = index_of(records, "like-2");
+        records[i]["clarification"] = json!("<script>alert(1)</script> & <b>synonym</b>");
+    });
+    let document = parse_import(&bytes).expect("markup is just text");
+    let record = document
+        .records
+        .iter()
+        .find(|r| r.id.0 == "like-2")
+        .unwrap();
+    assert_eq!(
+        record.clarification,
+        "<script>alert(1)</script> & <b>synonym</b>"
+    );
+}
+
+// --- Refusals, each naming where --------------------------------------------------
+
+#[test]
+fn malformed_json_is_refused_with_its_position() {
+    let found = problems(b"{\"format\": \"remind-memory\",\n \"version\": }");
+    assert!(
+        matches!(found[..], [ImportError::Malformed { line: 2, .. }]),
+        "{found:?}"
+    );
+    assert!(matches!(
+        problems(&[0xff, 0xfe, 0x00])[..],
+        [ImportError::Malformed { .. }]
+    ));
+}
+
+#[test]
+fn a_file_of_another_format_or_a_newer_version_is_refused_up_front() {
+    let other = problems(br#"{"format": "other-app", "version": 1, "records": []}"#);
+    assert!(matches!(&other[..], [ImportError::WrongFormat { path, .. }] if path == "format"));
+    let future = problems(br#"{"format": "remind-memory", "version": 2, "records": 5}"#);
+    assert!(
+        matches!(&future[..], [ImportError::FutureVersion { found: 2, .. }]),
+        "{future:?}"
+    );
+    let not_object = problems(b"[1, 2]");
+    assert!(matches!(&not_object[..], [ImportError::WrongType { path, .. }] if path == "$"));
+}
+
+#[test]
+fn missing_fields_and_wrong_types_are_named_by_path() {
+    let bytes = document_with(|records| {
+        let i = index_of(records, "like-2");
+        records[i].as_object_mut().unwrap().remove("clarification");
+        records[i]["version"] = json!("two");
+        records[i]["state"] = json!("forgotten");
+        let j = index_of(records, "ex-1");
+        records[j]["stats"]["times_applied"] = json!(-1);
+        records[j]["embedding"]["vector"] = json!(["x"]);
+    });
+    let found = problems(&bytes);
+    let paths: Vec<String> = found.iter().map(ToString::to_string).collect();
+    let i = serde_json::from_slice::<Value>(&bytes).unwrap()["records"]
+        .as_array()
+        .map(|r| index_of(r, "like-2"))
+        .unwrap();
+    for expected in [
+        format!("records[{i}].clarification: missing"),
+        format!("records[{i}].version: expected a whole number, found a string"),
+    ] {
+        assert!(paths.contains(&expected), "{expected} not in {paths:#?}");
+    }
+    assert!(
+        paths
+            .iter()
+            .any(|p| p.contains(&format!("records[{i}].state:")))
+    );
+    assert!(
+        paths
+            .iter()
+            .any(|p| p.contains(".stats.times_applied: must be between"))
+    );
+    assert!(
+        paths
+            .iter()
+            .any(|p| p.contains(".embedding.vector: expected an array of numbers"))
+    );
+    let header = problems(br#"{"format": "remind-memory", "version": 1, "exported_at": "now"}"#);
+    let header: Vec<String> = header.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        header,
+        [
+            "exported_at: expected a whole number, found a string",
+            "app_version: missing",
+            "records: missing"
+        ]
+    );
+}
+
+#[test]
+fn duplicate_ids_are_refused() {
+    let bytes = document_with(|records| {
+        let copy = records[0].clone();
+        records.push(copy);
+    });
+    assert!(
+        problems(&bytes)
+            .iter()
+            .any(|p| matches!(p, ImportError::DuplicateId { .. }))
+    );
+}
+
+#[test]
+fn broken_supersede_chains_are_refused() {
+    let missing = document_with(|records| {
+        let i = index_of(records, "like-2");
+        records[i]["supersedes"] = json!("nowhere");
+    });
+    assert!(problems(&missing).iter().any(
+        |p| matches!(p, ImportError::MissingLink { path, .. } if path.ends_with(".supersedes"))
+    ));
+
+    let inconsistent = document_with(|records| {
+        let i = index_of(records, "like-2");
+        records[i]["supersedes"] = json!(null);
+    });
+    assert!(problems(&inconsistent).iter().any(
+        |p| matches!(p, ImportError::BrokenChain { path, .. } if path.ends_with(".superseded_by"))
+    ));
+
+    let two_current = document_with(|records| {
+        let i = index_of(records, "like-1");
+        records[i]["state"] = json!("current");
+        records[i]["superseded_by"] = json!(null);
+    });
+    assert!(
+        problems(&two_current)
+            .iter()
+            .any(|p| matches!(p, ImportError::TwoCurrent { .. }))
+    );
+
+    let superseded_without_successor = document_with(|records| {
+        let i = index_of(records, "like-1");
+        records[i]["superseded_by"] = json!(null);
+        let j = index_of(records, "like-2");
+        records[j]["supersedes"] = json!(null);
+    });
+    assert!(
+        problems(&superseded_without_successor)
+            .iter()
+            .any(|p| matches!(p, ImportError::BrokenChain { .. }))
+    );
+
+    let cross_key = document_with(|records| {
+        let i = index_of(records, "unlike-1");
+        records[i]["supersedes"] = json!("like-1");
+    });
+    assert!(
+        problems(&cross_key)
+            .iter()
+            .any(|p| matches!(p, ImportError::MissingLink { .. }))
+    );
+
+    let looped = document_with(|records| {
+        let i = index_of(records, "like-1");
+        records[i]["supersedes"] = json!("like-2");
+    });
+    let found = problems(&looped);
+    assert!(
+        found.iter().any(|p| p.to_string().contains("loop")),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn an_oversize_file_is_refused_before_it_is_parsed() {
+    let bytes = vec![b' '; MAX_IMPORT_BYTES + 1];
+    assert!(matches!(
+        problems(&bytes)[..],
+        [ImportError::TooLarge { .. }]
+    ));
+}
+
+#[test]
+fn control_characters_other_than_line_breaks_and_tabs_are_refused() {
+    let bytes = document_with(|records| {
+        let i = index_of(records, "like-2");
+        records[i]["clarification"] = json!("a synonym\u{0007}\u{202e}");
+        records[i]["question"] = json!("what is like\t<slow>?\nplease");
+    });
+    let found = problems(&bytes);
+    assert!(
+        matches!(&found[..], [ImportError::ControlCharacter { path, code: 7 }] if path.ends_with(".clarification")),
+        "{found:?}"
+    );
+    let carriage = document_with(|records| records[0]["key"] = json!("a\rb"));
+    assert!(matches!(
+        &problems(&carriage)[..],
+        [ImportError::ControlCharacter { code: 0x0d, .. }]
+    ));
+}
+
+#[test]
+fn a_secret_inside_a_lesson_is_refused() {
+    let bytes = document_with(|records| {
+        let i = index_of(records, "like-2");
+        records[i]["clarification"] = json!("my api key: sk-proj-abcdefghijklmnop1234");
+        let j = index_of(records, "ex-1");
+        records[j]["answer"] = json!("4111 1111 1111 1111");
+    });
+    let found = problems(&bytes);
+    assert_eq!(
+        found
+            .iter()
+            .filter(|p| matches!(p, ImportError::Secret { .. }))
+            .count(),
+        2,
+        "{found:?}"
+    );
+}
+
+#[test]
+fn many_problems_are_summarised_after_the_first_fifty() {
+    let bytes = document_with(|records| {
+        for _ in 0..100 {
+            records.push(json!({"id": 5}));
+        }
+    });
+    let found = problems(&bytes);
+    assert_eq!(found.len(), 51);
+    assert!(matches!(found.last(), Some(ImportError::More(n)) if *n > 0));
+}
+
+// --- Preview, merge and replace -----------------------------------------------------
+
+fn status_of(preview: &remind_core::import_plan::ImportPreview, question: &str) -> KeyStatus {
+    let key = MemoryKey::of_question(question);
+    preview.keys.iter().find(|k| k.key == key).unwrap().status
+}
+
+#[test]
+fn the_preview_tells_new_identical_newer_older_and_conflicting_keys_apart() {
+    let base = sample_memory();
+    let file_memory = {
+        let mut m = base.clone();
+        // Newer in the file: the like lesson was corrected again there.
+        write(
+            &mut m,
+            "What is like < x > ?",
+            "I want a close synonym",
+            "like-3",
+            10,
+        );
+        // New in the file.
+        write(
+            &mut m,
+            "How do I boil an egg?",
+            "I mean soft-boiled",
+            "egg-1",
+            11,
+        );
+        // Conflict: both sides corrected the example's key differently.
+        write(
+            &mut m,
+            "capital of France?",
+            "I mean the city",
+            "ex-file",
+            12,
+        );
+        m
+    };
+    let mut here = base.clone();
+    write(
+        &mut here,
+        "capital of France?",
+        "I mean the country's capital",
+        "ex-here",
+        13,
+    );
+    // Older in the file: the unlike lesson was re-taught here after the withdraw.
+    write(
+        &mut here,
+        "What is unlike < x > ?",
+        "I want an opposite",
+        "unlike-2",
+        14,
+    );
+
+    let file = parse_import(json_of(&file_memory).as_bytes()).unwrap();
+    let shown = preview(&here, &file);
+    assert_eq!(status_of(&shown, "What is like < x > ?"), KeyStatus::Newer);
+    assert_eq!(status_of(&shown, "How do I boil an egg?"), KeyStatus::New);
+    assert_eq!(status_of(&shown, "capital of France?"), KeyStatus::Conflict);
+    assert_eq!(
+        status_of(&shown, "What is unlike < x > ?"),
+        KeyStatus::Older
+    );
+    let identical = preview(&base, &parse_import(json_of(&base).as_bytes()).unwrap());
+    assert!(
+        identical
+            .keys
+            .iter()
+            .all(|k| k.status == KeyStatus::Identical)
+    );
+
+    let merge = plan_import(&here, &file, ImportMode::Merge);
+    assert!(merge.erase.is_empty());
+    let put: Vec<&str> = merge.put.iter().map(|r| r.id.0.as_str()).collect();
+    assert!(put.contains(&"like-3") && put.contains(&"egg-1") && !put.contains(&"ex-file"));
+    assert_eq!(
+        merge.kept_here,
+        [MemoryKey::of_question("capital of France?")]
+    );
+    let mut merged = here.clone();
+    merged.apply_records(&merge.put);
+    assert!(
+        history_problems(merged.records()).is_empty(),
+        "{:#?}",
+        history_problems(merged.records())
+    );
+    let like = merged
+        .current_for(&MemoryKey::of_question("What is like < x > ?"))
+        .unwrap();
+    assert_eq!(like.clarification, "I want a close synonym");
+    let unlike = merged
+        .current_for(&MemoryKey::of_question("What is unlike < x > ?"))
+        .unwrap();
+    assert_eq!(
+        unlike.clarification, "I want an opposite",
+        "an older file changes nothing"
+    );
+
+    let replace = plan_import(&here, &file, ImportMode::Replace);
+    let mut replaced = here.clone();
+    replaced.erase(&replace.erase);
+    replaced.apply_records(&replace.put);
+    let mut ids: Vec<&RecordId> = replaced.records().iter().map(|r| &r.id).collect();
+    let mut file_ids: Vec<&RecordId> = file.records.iter().map(|r| &r.id).collect();
+    ids.sort();
+    file_ids.sort();
+    assert_eq!(ids, file_ids, "replace makes the memory exactly the file");
+    assert!(replace.erase.contains(&RecordId("ex-here".into())));
+}
+
+#[test]
+fn a_session_imports_in_one_step_and_refuses_if_the_memory_changed_since_the_preview() {
+    let source = SharedStore::default();
+    let exporter = session_over(&source, "src");
+    block_on(MemoryStore::write(&*source.0, sample_memory().records())).unwrap();
+    block_on(exporter.reload()).unwrap();
+    let file = block_on(exporter.export_json(Embeddings::Omit)).unwrap();
+
+    let target = SharedStore::default();
+    let importer = session_over(&target, "dst");
+    let pending = block_on(importer.preview_import(file.as_bytes())).unwrap();
+    assert_eq!(
+        pending.preview.count(KeyStatus::New),
+        pending.preview.keys.len()
+    );
+
+    let other_tab = session_over(&target, "other");
+    let turn = block_on(other_tab.ask("What is like < fast > ?")).unwrap();
+    block_on(other_tab.correct(
+        &turn,
+        remind_app::correct::Correction {
+            clarification: "I want a rhyme".into(),
+            durability: remind_core::write_gate::Durability::Lasting,
+        },
+    ))
+    .unwrap();
+    let refused = block_on(importer.apply_import(&pending, ImportMode::Merge));
+    assert_eq!(refused, Err(ReviseError::ChangedSincePreview));
+
+    let pending = block_on(importer.preview_import(file.as_bytes())).unwrap();
+    let plan = block_on(importer.apply_import(&pending, ImportMode::Replace)).unwrap();
+    assert_eq!(plan.erase.len(), 1);
+    let stored: Vec<MemoryRecord> = target.0.snapshot();
+    assert_eq!(stored.len(), 4);
+    assert_eq!(importer.current_count(), 2);
+    assert!(stored.iter().all(|r| r.embedding.is_none()));
+    assert!(stored.iter().any(|r| r.state == RecordState::Withdrawn));
+}
+
+#[test]
+fn a_question_asked_between_preview_and_apply_does_not_void_the_preview() {
+    let source = SharedStore::default();
+    let exporter = session_over(&source, "src");
+    block_on(MemoryStore::write(&*source.0, sample_memory().records())).unwrap();
+    block_on(exporter.reload()).unwrap();
+    let file = block_on(exporter.export_json(Embeddings::Omit)).unwrap();
+
+    // The target already holds the same memory, so asking applies one of its lessons.
+    let target = SharedStore::default();
+    block_on(MemoryStore::write(&*target.0, sample_memory().records())).unwrap();
+    let importer = session_over(&target, "dst");
+    let pending = block_on(importer.preview_import(file.as_bytes())).unwrap();
+    let before: u32 = target
+        .0
+        .snapshot()
+        .iter()
+        .map(|r| r.stats.times_applied)
+        .sum();
+    let turn = block_on(importer.ask("What is like < slow > ?")).unwrap();
+    assert!(
+        turn.prepared.applied.is_some(),
+        "a stored lesson was applied"
+    );
+    let after: u32 = target
+        .0
+        .snapshot()
+        .iter()
+        .map(|r| r.stats.times_applied)
+        .sum();
+    assert_eq!(after, before + 1, "asking counted a use in the store");
+
+    let plan = block_on(importer.apply_import(&pending, ImportMode::Merge));
+    assert!(
+        plan.is_ok(),
+        "usage counters are not a change the user must re-preview: {plan:?}"
+    );
+}
+
+// --- Never panics -------------------------------------------------------------------
+
+fn arbitrary_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>().prop_map(Value::from),
+        ".{0,12}".prop_map(Value::from),
+        prop_oneof![
+            Just("remind-memory"),
+            Just("current"),
+            Just("clarification"),
+            Just("a")
+        ]
+        .prop_map(Value::from),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        let names = prop_oneof![
+            Just("format".to_string()),
+            Just("version".to_string()),
+            Just("records".to_string()),
+            Just("id".to_string()),
+            Just("key".to_string()),
+            Just("supersedes".to_string()),
+            Just("superseded_by".to_string()),
+            Just("state".to_string()),
+            ".{0,6}".prop_map(String::from),
+        ];
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::btree_map(names, inner, 0..8)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #[test]
+    fn the_importer_never_panics_on_arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+        let _ = parse_import(&bytes);
+    }
+
+    #[test]
+    fn the_importer_never_panics_on_arbitrary_json(value in arbitrary_json()) {
+        let _ = parse_import(value.to_string().as_bytes());
+        let wrapped = json!({"format": "remind-memory", "version": 1, "exported_at": 1,
+            "app_version": "x", "records": [value.clone(), value]});
+        let _ = parse_import(wrapped.to_string().as_bytes());
+    }
+
+    #[test]
+    fn the_importer_never_panics_on_mangled_exports(cut in 0usize..4000, byte in any::<u8>()) {
+        let mut bytes = json_of(&sample_memory()).into_bytes();
+        let at = cut % bytes.len();
+        bytes[at] = byte;
+        let _ = parse_import(&bytes);
+        let _ = parse_import(&bytes[..at]);
+    }
+}

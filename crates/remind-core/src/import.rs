@@ -1,0 +1,675 @@
+//! Reading an export document back: the whole file is validated before anything of
+//! it is used, and every problem is named by its JSON path.
+//!
+//! The file comes from outside (another browser, a backup, a hand edit, an attacker),
+//! so parsing never panics, has a size limit, refuses control characters and secrets,
+//! and checks that the history it describes is consistent (ids unique, supersede links
+//! pointing at records that exist and agree, at most one current record per key).
+//! HTML or script in strings is accepted as plain text: the page renders record text
+//! only as text nodes, never as markup.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use crate::export::{EXPORT_FORMAT, EXPORT_VERSION};
+use crate::record::{MemoryRecord, RecordId, RecordState, Timestamp};
+use crate::stored_record::{
+    StoredActor, StoredChangeReason, StoredKindName, StoredRecord, StoredScope, StoredSource,
+    StoredState,
+};
+use crate::write_gate::{MAX_CLARIFICATION_CHARS, find_secret};
+
+/// The largest file accepted; far above any real memory, small enough for a tab.
+pub const MAX_IMPORT_BYTES: usize = 5 * 1024 * 1024;
+/// Past this many problems the rest are summarised; the user fixes the first ones.
+pub const MAX_REPORTED_PROBLEMS: usize = 50;
+
+/// One problem in an import file; every variant but the whole-file ones names the
+/// JSON path (e.g. `records[3].clarification`) where it is.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum ImportError {
+    #[error("the file is {size} bytes; the limit is {limit} bytes, so it is not a Remind export")]
+    TooLarge { size: usize, limit: usize },
+    #[error("the file is not valid JSON (line {line}, column {column}): {detail}")]
+    Malformed {
+        line: usize,
+        column: usize,
+        detail: String,
+    },
+    #[error(
+        "{path}: expected \"{EXPORT_FORMAT}\", found {found}; this is not a Remind memory export"
+    )]
+    WrongFormat { path: String, found: String },
+    #[error(
+        "{path}: version {found} was written by a newer Remind (this one reads up to {supported}); update the app first"
+    )]
+    FutureVersion {
+        path: String,
+        found: u64,
+        supported: u32,
+    },
+    #[error("{path}: missing")]
+    Missing { path: String },
+    #[error("{path}: expected {expected}, found {found}")]
+    WrongType {
+        path: String,
+        expected: &'static str,
+        found: &'static str,
+    },
+    #[error("{path}: {detail}")]
+    Invalid { path: String, detail: String },
+    #[error(
+        "{path}: contains the control character U+{code:04X}; only line breaks and tabs are allowed"
+    )]
+    ControlCharacter { path: String, code: u32 },
+    #[error(
+        "{path}: looks like it contains {kind}; memories must never hold secrets, so the file is refused"
+    )]
+    Secret { path: String, kind: &'static str },
+    #[error("{path}: the id \"{id}\" is also used by {first}; every record needs its own id")]
+    DuplicateId {
+        path: String,
+        id: String,
+        first: String,
+    },
+    #[error("{path}: points at \"{id}\", which is not a record of the same key in this file")]
+    MissingLink { path: String, id: String },
+    #[error("{path}: {detail}")]
+    BrokenChain { path: String, detail: String },
+    #[error("{path}: key \"{key}\" already has a current record ({first}); a key has at most one")]
+    TwoCurrent {
+        path: String,
+        key: String,
+        first: String,
+    },
+    #[error("and {0} more problems")]
+    More(usize),
+}
+
+/// Why an import file was refused: every problem found, in document order.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("the file was not imported: {}", summary(.problems))]
+pub struct ImportRejection {
+    pub problems: Vec<ImportError>,
+}
+
+fn summary(problems: &[ImportError]) -> String {
+    let shown: Vec<String> = problems.iter().take(3).map(ToString::to_string).collect();
+    let rest = problems.len().saturating_sub(shown.len());
+    if rest == 0 {
+        shown.join("; ")
+    } else {
+        format!("{}; and {rest} more", shown.join("; "))
+    }
+}
+
+/// A validated export file: its header, and its records as the domain holds them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImportedFile {
+    pub version: u32,
+    pub exported_at: Timestamp,
+    pub app_version: String,
+    pub records: Vec<MemoryRecord>,
+}
+
+/// Validates an export file completely and returns its content, or every problem.
+pub fn parse_import(bytes: &[u8]) -> Result<ImportedFile, ImportRejection> {
+    let reject = |problem| ImportRejection {
+        problems: vec![problem],
+    };
+    if bytes.len() > MAX_IMPORT_BYTES {
+        return Err(reject(ImportError::TooLarge {
+            size: bytes.len(),
+            limit: MAX_IMPORT_BYTES,
+        }));
+    }
+    let root: Value = serde_json::from_slice(bytes).map_err(|e| {
+        reject(ImportError::Malformed {
+            line: e.line(),
+            column: e.column(),
+            detail: e.to_string(),
+        })
+    })?;
+    let mut problems = Problems::default();
+    let document = read_document(&root, &mut problems);
+    match document {
+        Some(document) if problems.is_empty() => {
+            check_history(&document.records, &mut problems);
+            if problems.is_empty() {
+                return Ok(document);
+            }
+            Err(problems.into_rejection())
+        }
+        _ => Err(problems.into_rejection()),
+    }
+}
+
+/// Checks that records form a consistent history; the problems name `records[i]` by
+/// the records' positions in `records`. Used on import files, and on merge results.
+pub fn history_problems(records: &[MemoryRecord]) -> Vec<ImportError> {
+    let mut problems = Problems::default();
+    check_history(records, &mut problems);
+    problems.list
+}
+
+#[derive(Default)]
+struct Problems {
+    list: Vec<ImportError>,
+    dropped: usize,
+}
+
+impl Problems {
+    fn push(&mut self, problem: ImportError) {
+        if self.list.len() < MAX_REPORTED_PROBLEMS {
+            self.list.push(problem);
+        } else {
+            self.dropped += 1;
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.list.is_empty() && self.dropped == 0
+    }
+
+    fn into_rejection(mut self) -> ImportRejection {
+        if self.dropped > 0 {
+            self.list.push(ImportError::More(self.dropped));
+        }
+        ImportRejection {
+            problems: self.list,
+        }
+    }
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn wrong_type(path: &str, expected: &'static str, found: &Value) -> ImportError {
+    ImportError::WrongType {
+        path: path.to_string(),
+        expected,
+        found: type_name(found),
+    }
+}
+
+/// The header and the records; `None` when the file is not an export this build can
+/// read at all (then the record problems would only be noise).
+fn read_document(root: &Value, problems: &mut Problems) -> Option<ImportedFile> {
+    let Some(object) = root.as_object() else {
+        problems.push(wrong_type("$", "an object", root));
+        return None;
+    };
+    match object.get("format") {
+        None => {
+            problems.push(ImportError::Missing {
+                path: "format".into(),
+            });
+            return None;
+        }
+        Some(Value::String(format)) if format == EXPORT_FORMAT => {}
+        Some(other) => {
+            problems.push(ImportError::WrongFormat {
+                path: "format".into(),
+                found: truncated(&other.to_string()),
+            });
+            return None;
+        }
+    }
+    let version = match object.get("version") {
+        None => {
+            problems.push(ImportError::Missing {
+                path: "version".into(),
+            });
+            return None;
+        }
+        Some(value) => match value.as_u64() {
+            Some(v) if v > u64::from(EXPORT_VERSION) => {
+                problems.push(ImportError::FutureVersion {
+                    path: "version".into(),
+                    found: v,
+                    supported: EXPORT_VERSION,
+                });
+                return None;
+            }
+            Some(v) if v >= 1 => v as u32,
+            Some(_) => {
+                problems.push(ImportError::Invalid {
+                    path: "version".into(),
+                    detail: "must be 1 or more".into(),
+                });
+                return None;
+            }
+            None => {
+                problems.push(wrong_type("version", "a whole number", value));
+                return None;
+            }
+        },
+    };
+    let mut fields = Fields {
+        object,
+        path: String::new(),
+        problems,
+    };
+    let exported_at = fields.integer("exported_at", i64::MIN, i64::MAX);
+    let app_version = fields.string("app_version");
+    let records = match object.get("records") {
+        None => {
+            problems.push(ImportError::Missing {
+                path: "records".into(),
+            });
+            None
+        }
+        Some(Value::Array(items)) => Some(
+            items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, item)| read_record(item, &format!("records[{i}]"), problems))
+                .collect::<Vec<_>>(),
+        ),
+        Some(other) => {
+            problems.push(wrong_type("records", "an array", other));
+            None
+        }
+    };
+    Some(ImportedFile {
+        version,
+        exported_at: Timestamp(exported_at?),
+        app_version: app_version?.to_string(),
+        records: records?,
+    })
+}
+
+/// Reads the object fields of one level, reporting problems under `path`.
+struct Fields<'v, 'p> {
+    object: &'v Map<String, Value>,
+    path: String,
+    problems: &'p mut Problems,
+}
+
+impl<'v> Fields<'v, '_> {
+    fn at(&self, name: &str) -> String {
+        if self.path.is_empty() {
+            name.to_string()
+        } else {
+            format!("{}.{name}", self.path)
+        }
+    }
+
+    fn required(&mut self, name: &str) -> Option<&'v Value> {
+        let value = self.object.get(name);
+        if value.is_none() {
+            let path = self.at(name);
+            self.problems.push(ImportError::Missing { path });
+        }
+        value
+    }
+
+    fn string(&mut self, name: &str) -> Option<&'v str> {
+        let value = self.required(name)?;
+        let text = value.as_str();
+        if text.is_none() {
+            let path = self.at(name);
+            self.problems.push(wrong_type(&path, "a string", value));
+        }
+        text
+    }
+
+    fn non_empty_string(&mut self, name: &str) -> Option<&'v str> {
+        let text = self.string(name)?;
+        if text.trim().is_empty() {
+            let path = self.at(name);
+            self.problems.push(ImportError::Invalid {
+                path,
+                detail: "must not be empty".into(),
+            });
+            return None;
+        }
+        Some(text)
+    }
+
+    fn optional_string(&mut self, name: &str) {
+        match self.object.get(name) {
+            None | Some(Value::Null) | Some(Value::String(_)) => {}
+            Some(other) => {
+                let path = self.at(name);
+                self.problems
+                    .push(wrong_type(&path, "a string or null", other));
+            }
+        }
+    }
+
+    fn integer(&mut self, name: &str, min: i64, max: i64) -> Option<i64> {
+        let value = self.required(name)?;
+        let Some(n) = value.as_i64() else {
+            let path = self.at(name);
+            self.problems
+                .push(wrong_type(&path, "a whole number", value));
+            return None;
+        };
+        if n < min || n > max {
+            let path = self.at(name);
+            self.problems.push(ImportError::Invalid {
+                path,
+                detail: format!("must be between {min} and {max}"),
+            });
+            return None;
+        }
+        Some(n)
+    }
+
+    /// A field whose value must be one of the names of the stored enum `T`; the
+    /// names come from `T` itself (its serde names), so a new variant is accepted as
+    /// soon as the type has it.
+    fn variant<T: serde::de::DeserializeOwned>(&mut self, name: &str) -> Option<T> {
+        let text = self.string(name)?;
+        match serde_json::from_value::<T>(Value::String(text.to_string())) {
+            Ok(value) => Some(value),
+            Err(e) => {
+                let path = self.at(name);
+                self.problems.push(ImportError::Invalid {
+                    path,
+                    detail: format!("\"{}\": {e}", truncated(text)),
+                });
+                None
+            }
+        }
+    }
+
+    /// An optional nested object, read by `read` with its own path.
+    fn optional_object(&mut self, name: &str, read: impl FnOnce(&mut Fields<'v, '_>)) {
+        match self.object.get(name) {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(object)) => {
+                let mut nested = Fields {
+                    object,
+                    path: self.at(name),
+                    problems: self.problems,
+                };
+                read(&mut nested);
+            }
+            Some(other) => {
+                let path = self.at(name);
+                self.problems
+                    .push(wrong_type(&path, "an object or null", other));
+            }
+        }
+    }
+}
+
+const RECORD_FIELDS_CHECKED: &str = "the record's fields do not fit together";
+
+fn read_record(item: &Value, path: &str, problems: &mut Problems) -> Option<MemoryRecord> {
+    let Some(object) = item.as_object() else {
+        problems.push(wrong_type(path, "an object", item));
+        return None;
+    };
+    let before = problems.list.len() + problems.dropped;
+    check_strings(item, path, problems);
+    let mut fields = Fields {
+        object,
+        path: path.to_string(),
+        problems,
+    };
+    fields.non_empty_string("id");
+    fields.non_empty_string("key");
+    fields.non_empty_string("question");
+    if let Some(clarification) = fields.string("clarification") {
+        check_text(&mut fields, "clarification", clarification);
+    }
+    if let Some(StoredKindName::VerifiedExample) = fields.variant::<StoredKindName>("kind") {
+        for name in ["understanding", "answer"] {
+            if let Some(text) = fields.string(name) {
+                check_text(&mut fields, name, text);
+            }
+        }
+    }
+    fields.variant::<StoredScope>("scope");
+    fields.variant::<StoredSource>("source");
+    fields.integer("created_at", i64::MIN, i64::MAX);
+    fields.integer("version", 1, i64::from(u32::MAX));
+    fields.optional_string("supersedes");
+    fields.optional_string("superseded_by");
+    fields.variant::<StoredState>("state");
+    fields.optional_object("stats", |stats| {
+        stats.integer("times_applied", 0, i64::from(u32::MAX));
+        stats.integer("times_failed_after_applied", 0, i64::from(u32::MAX));
+    });
+    fields.optional_object("change", |change| {
+        change.integer("at", i64::MIN, i64::MAX);
+        change.variant::<StoredActor>("by");
+        change.variant::<StoredChangeReason>("reason");
+    });
+    fields.optional_object("embedding", |embedding| {
+        embedding.string("model");
+        if let Some(vector) = embedding.required("vector") {
+            let path = embedding.at("vector");
+            match vector.as_array() {
+                Some(items) if items.iter().all(Value::is_number) => {}
+                _ => embedding
+                    .problems
+                    .push(wrong_type(&path, "an array of numbers", vector)),
+            }
+        }
+    });
+    if problems.list.len() + problems.dropped > before {
+        return None;
+    }
+    // The checks above cover every field; this is the last word on the shape, so a
+    // gap between them and the record type is still reported rather than let through.
+    match serde_json::from_value::<StoredRecord>(item.clone()) {
+        Ok(record) => Some(MemoryRecord::from(record)),
+        Err(e) => {
+            problems.push(ImportError::Invalid {
+                path: path.to_string(),
+                detail: format!("{RECORD_FIELDS_CHECKED}: {e}"),
+            });
+            None
+        }
+    }
+}
+
+/// A lesson text: within the write gate's length limit and free of secrets.
+fn check_text(fields: &mut Fields<'_, '_>, name: &str, text: &str) {
+    let path = fields.at(name);
+    let len = text.chars().count();
+    if len > MAX_CLARIFICATION_CHARS {
+        fields.problems.push(ImportError::Invalid {
+            path,
+            detail: format!("is {len} characters; the limit is {MAX_CLARIFICATION_CHARS}"),
+        });
+    } else if let Some(kind) = find_secret(text) {
+        fields.problems.push(ImportError::Secret { path, kind });
+    }
+}
+
+/// Refuses control characters (other than line breaks and tabs) in every string of a
+/// record, keys included: they hide text from the person reviewing the preview.
+fn check_strings(value: &Value, path: &str, problems: &mut Problems) {
+    let bad = |text: &str| {
+        text.chars()
+            .find(|&c| c.is_control() && c != '\n' && c != '\t')
+    };
+    match value {
+        Value::String(text) => {
+            if let Some(c) = bad(text) {
+                problems.push(ImportError::ControlCharacter {
+                    path: path.to_string(),
+                    code: c as u32,
+                });
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                check_strings(item, &format!("{path}[{i}]"), problems);
+            }
+        }
+        Value::Object(object) => {
+            for (name, item) in object {
+                if let Some(c) = bad(name) {
+                    problems.push(ImportError::ControlCharacter {
+                        path: format!("{path} (a field name)"),
+                        code: c as u32,
+                    });
+                }
+                check_strings(item, &format!("{path}.{name}"), problems);
+            }
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+fn check_history(records: &[MemoryRecord], problems: &mut Problems) {
+    let mut by_id: HashMap<&RecordId, usize> = HashMap::new();
+    for (i, record) in records.iter().enumerate() {
+        if let Some(&first) = by_id.get(&record.id) {
+            problems.push(ImportError::DuplicateId {
+                path: format!("records[{i}].id"),
+                id: truncated(&record.id.0),
+                first: format!("records[{first}]"),
+            });
+        } else {
+            by_id.insert(&record.id, i);
+        }
+    }
+    let find = |id: &RecordId, of: &MemoryRecord| {
+        by_id
+            .get(id)
+            .map(|&j| (j, &records[j]))
+            .filter(|(_, r)| r.key == of.key)
+    };
+    let mut current_of_key: HashMap<&str, usize> = HashMap::new();
+    for (i, record) in records.iter().enumerate() {
+        let path = format!("records[{i}]");
+        if let Some(previous) = &record.supersedes {
+            if previous == &record.id {
+                problems.push(broken(
+                    &path,
+                    "supersedes",
+                    "a record cannot supersede itself",
+                ));
+            } else if find(previous, record).is_none() {
+                problems.push(ImportError::MissingLink {
+                    path: format!("{path}.supersedes"),
+                    id: truncated(&previous.0),
+                });
+            }
+        }
+        match (&record.superseded_by, record.state) {
+            (Some(next), _) if next == &record.id => {
+                problems.push(broken(
+                    &path,
+                    "superseded_by",
+                    "a record cannot be superseded by itself",
+                ));
+            }
+            (Some(next), state) => match find(next, record) {
+                None => problems.push(ImportError::MissingLink {
+                    path: format!("{path}.superseded_by"),
+                    id: truncated(&next.0),
+                }),
+                Some((j, successor)) if successor.supersedes.as_ref() != Some(&record.id) => {
+                    problems.push(broken(
+                        &path,
+                        "superseded_by",
+                        &format!("records[{j}] does not say it supersedes this record"),
+                    ));
+                }
+                Some(_) if state == RecordState::Current => problems.push(broken(
+                    &path,
+                    "state",
+                    "a current record cannot have been superseded",
+                )),
+                Some(_) => {}
+            },
+            (None, RecordState::Superseded) => problems.push(broken(
+                &path,
+                "superseded_by",
+                "a superseded record must name the record that superseded it",
+            )),
+            (None, _) => {}
+        }
+        if record.is_current() {
+            if let Some(&first) = current_of_key.get(record.key.as_str()) {
+                problems.push(ImportError::TwoCurrent {
+                    path: format!("{path}.state"),
+                    key: truncated(record.key.as_str()),
+                    first: format!("records[{first}]"),
+                });
+            } else {
+                current_of_key.insert(record.key.as_str(), i);
+            }
+        }
+    }
+    check_cycles(records, &by_id, problems);
+}
+
+/// A chain of `supersedes` links must end; a loop has no first lesson. Each record
+/// has at most one link, so one walk per chain (linear in the file) finds every loop.
+fn check_cycles(
+    records: &[MemoryRecord],
+    by_id: &HashMap<&RecordId, usize>,
+    problems: &mut Problems,
+) {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Walk {
+        Unvisited,
+        OnPath,
+        Done,
+    }
+    let mut walk = vec![Walk::Unvisited; records.len()];
+    for start in 0..records.len() {
+        let mut path = Vec::new();
+        let mut at = Some(start);
+        while let Some(i) = at {
+            match walk[i] {
+                Walk::Done => break,
+                Walk::OnPath => {
+                    problems.push(broken(
+                        &format!("records[{i}]"),
+                        "supersedes",
+                        "the supersede links form a loop",
+                    ));
+                    break;
+                }
+                Walk::Unvisited => {
+                    walk[i] = Walk::OnPath;
+                    path.push(i);
+                    at = records[i]
+                        .supersedes
+                        .as_ref()
+                        .and_then(|id| by_id.get(id).copied());
+                }
+            }
+        }
+        for i in path {
+            walk[i] = Walk::Done;
+        }
+    }
+}
+
+fn broken(path: &str, field: &str, detail: &str) -> ImportError {
+    ImportError::BrokenChain {
+        path: format!("{path}.{field}"),
+        detail: detail.to_string(),
+    }
+}
+
+/// Quotes of file text in messages are kept short; the file may be hostile.
+fn truncated(text: &str) -> String {
+    const MAX: usize = 80;
+    if text.chars().count() <= MAX {
+        text.to_string()
+    } else {
+        format!("{}…", text.chars().take(MAX).collect::<String>())
+    }
+}

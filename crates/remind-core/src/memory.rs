@@ -1,0 +1,413 @@
+//! The feedback memory: one current lesson per key, with every earlier one kept.
+//!
+//! Corrections replace; they never stack. A new clarification for a key that already
+//! has a current record supersedes it, so a prompt can only ever carry one lesson per
+//! request, and the replaced lesson stays readable in history. Every checked write
+//! names the version it read, so a write based on a stale view is refused instead of
+//! silently overwriting a lesson someone else (another tab) changed in between.
+
+use thiserror::Error;
+
+use crate::memory_key::MemoryKey;
+use crate::record::{
+    Actor, ChangeNote, ChangeReason, MemoryRecord, RecordId, RecordKind, RecordState, RecordStats,
+    Source, Timestamp,
+};
+use crate::verified_examples::example_key;
+use crate::write_gate::{self, Durability, Origin, Refusal};
+
+/// What the user taught, before the memory gives it an id, a version and a place.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lesson {
+    pub question: String,
+    pub clarification: String,
+    pub kind: RecordKind,
+    pub source: Source,
+}
+
+impl Lesson {
+    /// A clarification in the user's own words: the common lesson.
+    pub fn user_clarification(question: &str, clarification: &str) -> Self {
+        Lesson {
+            question: question.into(),
+            clarification: clarification.into(),
+            kind: RecordKind::Clarification,
+            source: Source::UserStated,
+        }
+    }
+
+    /// The key the lesson is stored under: its question's, in the verified examples'
+    /// own namespace for an example, so an example and a clarification of the same
+    /// question are each the one current record of their own key.
+    pub fn key(&self) -> MemoryKey {
+        match self.kind {
+            RecordKind::Clarification => MemoryKey::of_question(&self.question),
+            RecordKind::VerifiedExample { .. } => example_key(&self.question),
+        }
+    }
+}
+
+/// The records a write produced: the new current one, the one it replaced, and the
+/// lesson of another key that was applied to the corrected turn and misfired.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Written {
+    pub current: MemoryRecord,
+    pub replaced: Option<MemoryRecord>,
+    /// Only set by a correction whose turn had a lesson of a *different* key applied:
+    /// that lesson stays current (it may be right for its own questions) but its
+    /// failure count went up.
+    pub misfired: Option<MemoryRecord>,
+}
+
+impl Written {
+    /// Every record this write puts into the store, in one transaction.
+    pub fn records(&self) -> Vec<MemoryRecord> {
+        std::iter::once(&self.current)
+            .chain(&self.replaced)
+            .chain(&self.misfired)
+            .cloned()
+            .collect()
+    }
+}
+
+/// Why a planned change was refused; nothing is written in any of these cases.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum MemoryError {
+    /// The write named a version that is no longer the current one. `current` is what
+    /// is current now (none if the lesson was withdrawn), so the page can show it.
+    #[error(
+        "this lesson changed since you read it (you had {}, now {}); review the current one and try again",
+        describe_version(*expected),
+        describe_version(current.as_ref().map(|c| c.version))
+    )]
+    Stale {
+        expected: Option<u32>,
+        current: Option<Box<MemoryRecord>>,
+    },
+    #[error(
+        "this lesson no longer exists (it may have been forgotten in another tab); reload the memory"
+    )]
+    UnknownRecord(RecordId),
+    #[error(
+        "this lesson replaced nothing, so there is no earlier version to restore; withdraw it instead"
+    )]
+    NothingToRestore,
+    #[error("nothing to save: the new text is the same as the current lesson")]
+    Unchanged,
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+}
+
+fn describe_version(version: Option<u32>) -> String {
+    version.map_or_else(|| "no lesson".to_string(), |v| format!("version {v}"))
+}
+
+/// All records, current and historical, as one value.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FeedbackMemory {
+    records: Vec<MemoryRecord>,
+}
+
+impl FeedbackMemory {
+    pub fn from_records(records: Vec<MemoryRecord>) -> Self {
+        FeedbackMemory { records }
+    }
+
+    pub fn records(&self) -> &[MemoryRecord] {
+        &self.records
+    }
+
+    /// The current records in the order they were written (oldest first).
+    pub fn current(&self) -> impl Iterator<Item = &MemoryRecord> {
+        self.records.iter().filter(|r| r.is_current())
+    }
+
+    pub fn current_for(&self, key: &MemoryKey) -> Option<&MemoryRecord> {
+        self.current().find(|r| &r.key == key)
+    }
+
+    /// The version a writer should name for `key`: that of its current record, or
+    /// `None` when the key has no current lesson.
+    pub fn current_version(&self, key: &MemoryKey) -> Option<u32> {
+        self.current_for(key).map(|r| r.version)
+    }
+
+    pub fn get(&self, id: &RecordId) -> Option<&MemoryRecord> {
+        self.records.iter().find(|r| &r.id == id)
+    }
+
+    /// Every record of a key, oldest first.
+    pub fn history(&self, key: &MemoryKey) -> Vec<&MemoryRecord> {
+        let mut of_key: Vec<&MemoryRecord> =
+            self.records.iter().filter(|r| &r.key == key).collect();
+        of_key.sort_by_key(|r| (r.version, r.created_at));
+        of_key
+    }
+
+    /// Plans the write of a lesson as the newest word on its key, without a version
+    /// check. For callers that own the memory they write to (the benchmark harness,
+    /// tests); the page uses [`FeedbackMemory::plan_correction`].
+    pub fn plan_write(&self, lesson: Lesson, id: RecordId, now: Timestamp) -> Written {
+        let key = lesson.key();
+        self.supersede(key, lesson, None, id, now, ChangeReason::Corrected)
+    }
+
+    /// Plans a correction: the lesson becomes the current record of its question's key
+    /// and supersedes the one there, if `expected` (the version the writer read, `None`
+    /// for "no current lesson") still holds. `applied` is the lesson the corrected turn
+    /// carried: it evidently did not help, so its failure count goes up.
+    pub fn plan_correction(
+        &self,
+        lesson: Lesson,
+        expected: Option<u32>,
+        applied: Option<&RecordId>,
+        id: RecordId,
+        now: Timestamp,
+    ) -> Result<Written, MemoryError> {
+        let key = lesson.key();
+        self.check_key(&key, expected)?;
+        let reason = match (self.current_for(&key), applied) {
+            (Some(target), Some(applied)) if &target.id == applied => {
+                ChangeReason::CorrectedAfterApplied
+            }
+            _ => ChangeReason::Corrected,
+        };
+        let mut written = self.supersede(key, lesson, applied, id, now, reason);
+        let misfired = applied
+            .filter(|applied| written.replaced.as_ref().is_none_or(|r| &r.id != *applied))
+            .and_then(|applied| self.get(applied))
+            .map(|record| MemoryRecord {
+                stats: record.stats.failed_after_applied(),
+                ..record.clone()
+            });
+        written.misfired = misfired;
+        Ok(written)
+    }
+
+    /// Plans an edit of a current lesson's text: a new record with the same question
+    /// supersedes it. The new text passes the write gate like any typed correction.
+    pub fn plan_edit(
+        &self,
+        id: &RecordId,
+        expected: u32,
+        clarification: &str,
+        new_id: RecordId,
+        now: Timestamp,
+    ) -> Result<Written, MemoryError> {
+        let record = self.check_current(id, expected)?;
+        let clarification = clarification.trim();
+        write_gate::admit(clarification, Origin::UserTyped, Durability::Lasting)?;
+        if clarification == record.clarification {
+            return Err(MemoryError::Unchanged);
+        }
+        let lesson = Lesson {
+            question: record.question.clone(),
+            clarification: clarification.to_string(),
+            kind: record.kind.clone(),
+            source: Source::UserStated,
+        };
+        Ok(self.supersede(
+            record.key.clone(),
+            lesson,
+            None,
+            new_id,
+            now,
+            ChangeReason::Edited,
+        ))
+    }
+
+    /// Plans counting one application of a lesson; `None` if it is gone or no longer
+    /// current (then there is nothing to count).
+    pub fn plan_applied(&self, id: &RecordId) -> Option<MemoryRecord> {
+        self.get(id)
+            .filter(|r| r.is_current())
+            .map(|r| MemoryRecord {
+                stats: r.stats.applied(),
+                ..r.clone()
+            })
+    }
+
+    /// Refuses unless `expected` is the version of `key`'s current record.
+    pub fn check_key(&self, key: &MemoryKey, expected: Option<u32>) -> Result<(), MemoryError> {
+        let current = self.current_for(key);
+        if current.map(|r| r.version) == expected {
+            Ok(())
+        } else {
+            Err(MemoryError::Stale {
+                expected,
+                current: current.cloned().map(Box::new),
+            })
+        }
+    }
+
+    /// The record `id`, if it is still the current record of its key at `expected`.
+    pub fn check_current(
+        &self,
+        id: &RecordId,
+        expected: u32,
+    ) -> Result<&MemoryRecord, MemoryError> {
+        let record = self
+            .get(id)
+            .ok_or_else(|| MemoryError::UnknownRecord(id.clone()))?;
+        match self.current_for(&record.key) {
+            Some(current) if &current.id == id && current.version == expected => Ok(current),
+            current => Err(MemoryError::Stale {
+                expected: Some(expected),
+                current: current.cloned().map(Box::new),
+            }),
+        }
+    }
+
+    /// The next version number of a key: one past the highest ever written, so a
+    /// version is never reused even after withdrawals and undos.
+    fn next_version(&self, key: &MemoryKey) -> u32 {
+        self.records
+            .iter()
+            .filter(|r| &r.key == key)
+            .map(|r| r.version)
+            .max()
+            .map_or(1, |v| v.saturating_add(1))
+    }
+
+    fn supersede(
+        &self,
+        key: MemoryKey,
+        lesson: Lesson,
+        applied: Option<&RecordId>,
+        id: RecordId,
+        now: Timestamp,
+        reason: ChangeReason,
+    ) -> Written {
+        let previous = self.current_for(&key);
+        let note = ChangeNote {
+            at: now,
+            by: Actor::User,
+            reason,
+        };
+        let current = MemoryRecord {
+            id: id.clone(),
+            version: self.next_version(&key),
+            key,
+            question: lesson.question,
+            clarification: lesson.clarification,
+            kind: lesson.kind,
+            source: lesson.source,
+            created_at: now,
+            supersedes: previous.map(|p| p.id.clone()),
+            superseded_by: None,
+            state: RecordState::Current,
+            stats: RecordStats::default(),
+            change: Some(note),
+            embedding: None,
+        };
+        let replaced = previous.map(|p| MemoryRecord {
+            state: RecordState::Superseded,
+            superseded_by: Some(id),
+            change: Some(note),
+            stats: if applied == Some(&p.id) {
+                p.stats.failed_after_applied()
+            } else {
+                p.stats
+            },
+            ..p.clone()
+        });
+        Written {
+            current,
+            replaced,
+            misfired: None,
+        }
+    }
+
+    /// Applies records produced by a plan (or read back from storage), replacing any
+    /// stored record with the same id.
+    pub fn apply(&mut self, written: &Written) {
+        self.apply_records(&written.records());
+    }
+
+    pub fn apply_records(&mut self, records: &[MemoryRecord]) {
+        for record in records {
+            self.upsert(record.clone());
+        }
+    }
+
+    pub fn upsert(&mut self, record: MemoryRecord) {
+        match self.records.iter_mut().find(|r| r.id == record.id) {
+            Some(slot) => *slot = record,
+            None => self.records.push(record),
+        }
+    }
+
+    /// Drops records for good (after the store erased them).
+    pub fn erase(&mut self, ids: &[RecordId]) {
+        self.records.retain(|r| !ids.contains(&r.id));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(memory: &mut FeedbackMemory, question: &str, fb: &str, id: &str, at: i64) -> Written {
+        let written = memory.plan_write(
+            Lesson::user_clarification(question, fb),
+            RecordId(id.into()),
+            Timestamp(at),
+        );
+        memory.apply(&written);
+        written
+    }
+
+    #[test]
+    fn a_first_lesson_becomes_the_current_record_of_its_key() {
+        let mut memory = FeedbackMemory::default();
+        let written = write(
+            &mut memory,
+            "What is like < fast > ?",
+            "I want a synonym",
+            "a",
+            1,
+        );
+        assert_eq!(written.replaced, None);
+        assert_eq!(written.current.version, 1);
+        assert_eq!(memory.current().count(), 1);
+    }
+
+    #[test]
+    fn a_correction_replaces_the_lesson_and_keeps_it_in_history() {
+        let mut memory = FeedbackMemory::default();
+        write(
+            &mut memory,
+            "What is like < fast > ?",
+            "I want a homonym",
+            "a",
+            1,
+        );
+        let written = write(
+            &mut memory,
+            "what is like < slow > ?",
+            "I want a synonym",
+            "b",
+            2,
+        );
+
+        let replaced = written.replaced.expect("the first lesson is replaced");
+        assert_eq!(replaced.state, RecordState::Superseded);
+        assert_eq!(replaced.superseded_by, Some(RecordId("b".into())));
+        assert_eq!(written.current.supersedes, Some(RecordId("a".into())));
+        assert_eq!(written.current.version, 2);
+
+        let current: Vec<_> = memory.current().collect();
+        assert_eq!(current.len(), 1);
+        assert_eq!(current[0].clarification, "I want a synonym");
+        let key = MemoryKey::of_question("What is like < x > ?");
+        assert_eq!(memory.history(&key).len(), 2);
+    }
+
+    #[test]
+    fn lessons_about_different_requests_live_side_by_side() {
+        let mut memory = FeedbackMemory::default();
+        write(&mut memory, "What is like < fast > ?", "synonym", "a", 1);
+        write(&mut memory, "What is unlike < fast > ?", "antonym", "b", 2);
+        assert_eq!(memory.current().count(), 2);
+    }
+}

@@ -1,0 +1,200 @@
+//! The shape of one stored memory and its provenance.
+//!
+//! Records are values: the memory rules in [`crate::memory`] produce new
+//! records instead of editing stored ones, so history is never lost by accident.
+
+use serde::{Deserialize, Serialize};
+
+use crate::memory_key::MemoryKey;
+
+/// A stable, opaque record id, generated outside the domain and passed in.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RecordId(pub String);
+
+/// Milliseconds since the Unix epoch, read from a clock outside the domain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Timestamp(pub i64);
+
+/// What kind of lesson a record holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RecordKind {
+    /// The user's words about what a misread request means.
+    Clarification,
+    /// A reply the user confirmed as right, kept as a demonstration.
+    VerifiedExample {
+        understanding: String,
+        answer: String,
+    },
+}
+
+/// Who authored the lesson: the user, or the model with the user's explicit consent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    UserStated,
+    UserConfirmedProposal,
+}
+
+/// Where a record stands in the history of its key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordState {
+    Current,
+    Superseded,
+    Withdrawn,
+}
+
+/// How a record has fared since it was stored.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecordStats {
+    pub times_applied: u32,
+    pub times_failed_after_applied: u32,
+}
+
+/// A lesson is flagged for review only once it has misfired at least this often.
+pub const REVIEW_MIN_FAILURES: u32 = 2;
+
+impl RecordStats {
+    /// The lesson was attached to a question that was sent to the model.
+    pub fn applied(self) -> Self {
+        RecordStats {
+            times_applied: self.times_applied.saturating_add(1),
+            ..self
+        }
+    }
+
+    /// The lesson was attached, and the user still had to correct the understanding.
+    pub fn failed_after_applied(self) -> Self {
+        RecordStats {
+            times_failed_after_applied: self.times_failed_after_applied.saturating_add(1),
+            ..self
+        }
+    }
+
+    /// Flags a lesson that misfires: at least [`REVIEW_MIN_FAILURES`] failures, and at
+    /// least half of its applications failed. Two failures out of two hundred uses is a
+    /// good lesson on hard questions; two out of three is a lesson that misleads.
+    pub fn needs_review(&self) -> bool {
+        let failed = u64::from(self.times_failed_after_applied);
+        failed >= u64::from(REVIEW_MIN_FAILURES) && failed * 2 >= u64::from(self.times_applied)
+    }
+}
+
+/// Who made a change to the memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Actor {
+    /// The user, through the page.
+    User,
+    /// An import of an exported memory file.
+    Import,
+}
+
+/// Why a record was written or left the current state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeReason {
+    /// A correction after a turn: the lesson for this kind of question was replaced.
+    Corrected,
+    /// A correction after a turn that had this lesson applied and was still misread.
+    CorrectedAfterApplied,
+    /// The user edited the lesson's text in the memory browser.
+    Edited,
+    /// The user withdrew the lesson; it stays in history.
+    Withdrawn,
+    /// The user undid a change; the record was withdrawn or restored by the undo.
+    Undone,
+}
+
+/// The latest event that touched a record: when, by whom and why. A record written
+/// in place of another carries the same note as the one it replaced, so history reads
+/// "replaced at T by the user because of an edit" on both sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChangeNote {
+    pub at: Timestamp,
+    pub by: Actor,
+    pub reason: ChangeReason,
+}
+
+/// One lesson with its provenance and its place in its key's history. Databases and
+/// files hold it as a [`crate::stored_record::StoredRecord`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryRecord {
+    pub id: RecordId,
+    pub key: MemoryKey,
+    pub question: String,
+    pub clarification: String,
+    pub kind: RecordKind,
+    pub source: Source,
+    pub created_at: Timestamp,
+    /// Counts the writes to this key; a write must name the version it read.
+    pub version: u32,
+    pub supersedes: Option<RecordId>,
+    pub superseded_by: Option<RecordId>,
+    pub state: RecordState,
+    pub stats: RecordStats,
+    /// The latest change of this record; absent on records stored before notes existed.
+    pub change: Option<ChangeNote>,
+    /// The question's embedding under a named model; recomputed when the model changes.
+    pub embedding: Option<StoredEmbedding>,
+}
+
+/// An embedding cached with the record, tagged with the model that produced it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredEmbedding {
+    pub model: String,
+    pub vector: Vec<f32>,
+}
+
+impl MemoryRecord {
+    pub fn is_current(&self) -> bool {
+        self.state == RecordState::Current
+    }
+
+    /// A current lesson that misfires often enough to be shown to the user for review.
+    pub fn is_flagged(&self) -> bool {
+        self.is_current() && self.stats.needs_review()
+    }
+
+    /// When this record last changed: its latest note, or its creation.
+    pub fn changed_at(&self) -> Timestamp {
+        self.change.map_or(self.created_at, |note| note.at)
+    }
+
+    /// Whether two records teach the same thing (ids, history and stats aside).
+    pub fn same_lesson(&self, other: &MemoryRecord) -> bool {
+        self.key == other.key
+            && self.question == other.question
+            && self.clarification == other.clarification
+            && self.kind == other.kind
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(applied: u32, failed: u32) -> RecordStats {
+        RecordStats {
+            times_applied: applied,
+            times_failed_after_applied: failed,
+        }
+    }
+
+    #[test]
+    fn a_lesson_needs_review_after_two_failures_in_at_most_four_uses() {
+        assert!(!stats(1, 1).needs_review());
+        assert!(stats(2, 2).needs_review());
+        assert!(stats(4, 2).needs_review());
+        assert!(!stats(5, 2).needs_review());
+        assert!(!stats(200, 2).needs_review());
+    }
+
+    #[test]
+    fn counting_an_application_and_a_failure_adds_one_each() {
+        let counted = RecordStats::default()
+            .applied()
+            .applied()
+            .failed_after_applied();
+        assert_eq!(counted, stats(2, 1));
+        assert_eq!(stats(u32::MAX, 0).applied().times_applied, u32::MAX);
+    }
+}

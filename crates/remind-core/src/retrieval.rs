@@ -1,0 +1,187 @@
+//! Finding the stored lesson that fits a new question, and deciding whether it fits
+//! well enough to be attached.
+//!
+//! Every retriever answers the same way: the best candidate with its score, whether it
+//! passed the gate, and why. The page shows the reason; the harness counts it.
+
+pub mod embedding_refresh;
+pub mod hybrid;
+pub mod levenshtein_retriever;
+pub mod semantic;
+
+use crate::memory_key::MemoryKey;
+use crate::record::{MemoryRecord, RecordId};
+
+pub use hybrid::HybridRetriever;
+pub use levenshtein_retriever::LevenshteinRetriever;
+pub use semantic::{SemanticRetriever, cosine};
+
+/// A new question as retrieval sees it.
+#[derive(Clone, Debug)]
+pub struct Query<'a> {
+    pub question: &'a str,
+    pub key: MemoryKey,
+    /// The question's embedding, when an embedder is available.
+    pub embedding: Option<&'a [f32]>,
+}
+
+impl<'a> Query<'a> {
+    pub fn new(question: &'a str) -> Self {
+        Query {
+            question,
+            key: MemoryKey::of_question(question),
+            embedding: None,
+        }
+    }
+
+    pub fn with_embedding(mut self, embedding: &'a [f32]) -> Self {
+        self.embedding = Some(embedding);
+        self
+    }
+}
+
+/// How close a candidate is, in the retriever's own measure.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Score {
+    /// Edit distance between masked keys (smaller is closer).
+    Distance(usize),
+    /// Edit distance divided by the longer key's length (smaller is closer).
+    NormalisedDistance(f32),
+    /// Cosine similarity of embeddings (larger is closer).
+    Cosine(f32),
+}
+
+impl Score {
+    /// The bare number, for machine-readable output (the page's `data-score`).
+    pub fn value(&self) -> f32 {
+        match *self {
+            Score::Distance(d) => d as f32,
+            Score::NormalisedDistance(d) | Score::Cosine(d) => d,
+        }
+    }
+}
+
+impl std::fmt::Display for Score {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Score::Distance(d) => write!(f, "edit distance {d}"),
+            Score::NormalisedDistance(d) => write!(f, "normalised edit distance {d:.2}"),
+            Score::Cosine(c) => write!(f, "cosine {c:.3}"),
+        }
+    }
+}
+
+/// The nearest candidate and its score.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scored {
+    pub record: RecordId,
+    pub score: Score,
+}
+
+/// Why a lookup attached its best candidate or did not. A value, so the page and the
+/// harness word it each their own way and tests compare it exactly.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Decision {
+    /// No lesson to compare with.
+    NothingStored,
+    /// The turn was configured not to consult memory.
+    NotConsulted,
+    /// A semantic retriever without the question's embedding (model not ready).
+    NoQuestionEmbedding,
+    /// Edit distance of the nearest masked key, against the exclusive limit.
+    EditDistance { distance: usize, limit: usize },
+    /// Edit distance over key length, against the inclusive limit.
+    NormalisedDistance { share: f32, limit: f32 },
+    /// Cosine of the most similar question, against τ.
+    Cosine { cosine: f32, tau: f32 },
+    /// A stored question is the same request about another word (same masked key).
+    SameRequest,
+    /// Similar enough by cosine, but one question negates the other.
+    Opposite { cosine: f32, tau: f32 },
+}
+
+impl Decision {
+    /// Whether the best candidate is attached.
+    pub fn attaches(self) -> bool {
+        match self {
+            Decision::EditDistance { distance, limit } => distance < limit,
+            Decision::NormalisedDistance { share, limit } => share <= limit,
+            Decision::Cosine { cosine, tau } => cosine >= tau,
+            Decision::SameRequest => true,
+            Decision::NothingStored
+            | Decision::NotConsulted
+            | Decision::NoQuestionEmbedding
+            | Decision::Opposite { .. } => false,
+        }
+    }
+}
+
+/// The outcome of one lookup.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lookup {
+    pub best: Option<Scored>,
+    pub decision: Decision,
+}
+
+impl Lookup {
+    pub fn empty() -> Self {
+        Lookup {
+            best: None,
+            decision: Decision::NothingStored,
+        }
+    }
+
+    /// Whether the best candidate passed the gate.
+    pub fn passed(&self) -> bool {
+        self.best.is_some() && self.decision.attaches()
+    }
+
+    /// The record to attach, if the best candidate passed the gate.
+    pub fn applied(&self) -> Option<&Scored> {
+        self.best.as_ref().filter(|_| self.passed())
+    }
+}
+
+/// A way to find the lesson for a question among current records.
+pub trait Retriever {
+    fn name(&self) -> &'static str;
+    fn lookup(&self, query: &Query<'_>, candidates: &[&MemoryRecord]) -> Lookup;
+}
+
+/// Picks the candidate with the smallest `distance`; the earliest wins on ties, as in
+/// the paper's implementation.
+pub fn nearest<'r, T: PartialOrd + Copy>(
+    candidates: &[&'r MemoryRecord],
+    mut distance: impl FnMut(&MemoryRecord) -> Option<T>,
+) -> Option<(&'r MemoryRecord, T)> {
+    let mut best: Option<(&MemoryRecord, T)> = None;
+    for &record in candidates {
+        let Some(d) = distance(record) else { continue };
+        if best.is_none_or(|(_, b)| d < b) {
+            best = Some((record, d));
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+pub(crate) mod test_records {
+    use crate::memory::{FeedbackMemory, Lesson};
+    use crate::record::{MemoryRecord, RecordId, RecordKind, Source, Timestamp};
+
+    /// Current records for `(question, clarification)` pairs, in order.
+    pub fn records(pairs: &[(&str, &str)]) -> Vec<MemoryRecord> {
+        let mut memory = FeedbackMemory::default();
+        for (i, (question, clarification)) in pairs.iter().enumerate() {
+            let lesson = Lesson {
+                question: question.to_string(),
+                clarification: clarification.to_string(),
+                kind: RecordKind::Clarification,
+                source: Source::UserStated,
+            };
+            let written = memory.plan_write(lesson, RecordId(format!("r{i}")), Timestamp(i as i64));
+            memory.apply(&written);
+        }
+        memory.current().cloned().collect()
+    }
+}

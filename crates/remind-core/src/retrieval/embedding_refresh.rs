@@ -1,0 +1,95 @@
+//! Which stored lessons need their embedding (re)computed, and the records that carry
+//! the new ones.
+//!
+//! A lesson is embedded by its masked key (`what is like < > ?`), the text both the
+//! stored side and the question side of semantic retrieval compare. An embedding made
+//! by another model is as good as none: vectors of two models are not comparable.
+
+use crate::memory::FeedbackMemory;
+use crate::memory_key::MemoryKey;
+use crate::record::{MemoryRecord, RecordKind, StoredEmbedding};
+
+/// The text semantic retrieval embeds for a question or a stored lesson.
+pub fn embedded_text(key: &MemoryKey) -> &str {
+    key.as_str()
+}
+
+fn needs_embedding(record: &MemoryRecord, model: &str) -> bool {
+    record.is_current()
+        && record.kind == RecordKind::Clarification
+        && record.embedding.as_ref().is_none_or(|e| e.model != model)
+}
+
+/// The distinct keys of current clarifications without an embedding from `model`,
+/// oldest first.
+pub fn keys_to_embed(memory: &FeedbackMemory, model: &str) -> Vec<MemoryKey> {
+    let mut keys: Vec<MemoryKey> = Vec::new();
+    for record in memory.current().filter(|r| needs_embedding(r, model)) {
+        if !keys.contains(&record.key) {
+            keys.push(record.key.clone());
+        }
+    }
+    keys
+}
+
+/// The records of `memory` that need an embedding from `model` and have one in
+/// `vectors`, with it attached. Nothing else about them changes: an embedding is
+/// derived data, not a new version of the lesson.
+pub fn with_embeddings(
+    memory: &FeedbackMemory,
+    model: &str,
+    vectors: &[(MemoryKey, Vec<f32>)],
+) -> Vec<MemoryRecord> {
+    memory
+        .current()
+        .filter(|r| needs_embedding(r, model))
+        .filter_map(|record| {
+            let (_, vector) = vectors.iter().find(|(key, _)| *key == record.key)?;
+            let mut embedded = record.clone();
+            embedded.embedding = Some(StoredEmbedding {
+                model: model.to_string(),
+                vector: vector.clone(),
+            });
+            Some(embedded)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::retrieval::test_records::records;
+
+    fn memory(pairs: &[(&str, &str)]) -> FeedbackMemory {
+        FeedbackMemory::from_records(records(pairs))
+    }
+
+    #[test]
+    fn lessons_without_an_embedding_are_embedded_by_their_masked_key() {
+        let memory = memory(&[
+            ("What is like < fast > ?", "I want a synonym"),
+            ("What sounds like < good > ?", "I want a rhyme"),
+        ]);
+        let keys = keys_to_embed(&memory, "m1");
+        let texts: Vec<&str> = keys.iter().map(embedded_text).collect();
+        assert_eq!(texts, ["what is like < > ?", "what sounds like < > ?"]);
+    }
+
+    #[test]
+    fn an_embedding_from_another_model_is_recomputed_and_one_from_this_model_kept() {
+        let memory = memory(&[("What is like < fast > ?", "I want a synonym")]);
+        let key = memory.current().next().unwrap().key.clone();
+        let embedded = with_embeddings(&memory, "m1", &[(key.clone(), vec![1.0, 0.0])]);
+        assert_eq!(embedded.len(), 1);
+        assert_eq!(embedded[0].version, 1, "an embedding is not a new version");
+        let memory = FeedbackMemory::from_records(embedded);
+        assert!(keys_to_embed(&memory, "m1").is_empty());
+        assert_eq!(keys_to_embed(&memory, "m2"), vec![key]);
+    }
+
+    #[test]
+    fn a_key_missing_from_the_vectors_is_left_as_it_was() {
+        let memory = memory(&[("What is like < fast > ?", "I want a synonym")]);
+        assert!(with_embeddings(&memory, "m1", &[]).is_empty());
+    }
+}

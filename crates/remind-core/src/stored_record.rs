@@ -1,0 +1,324 @@
+//! A record as IndexedDB rows and export files hold it, apart from the domain's
+//! [`MemoryRecord`], so the domain can change shape without breaking a database or a
+//! file written by an earlier Remind.
+//!
+//! The serde names here are the wire names, written once: the importer validates enum
+//! fields by deserialising them as these types, so it accepts exactly what they name.
+
+use serde::{Deserialize, Serialize};
+
+use crate::memory_key::MemoryKey;
+use crate::record::{
+    Actor, ChangeNote, ChangeReason, MemoryRecord, RecordId, RecordKind, RecordState, RecordStats,
+    Source, StoredEmbedding, Timestamp,
+};
+
+/// The record layout this build writes: the fields of the first export format and of
+/// IndexedDB schema 2. A change to it is a new version with a migration, never an edit.
+pub const STORED_RECORD_LAYOUT: u32 = 1;
+
+/// One record on disk or in a file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredRecord {
+    pub id: String,
+    pub key: String,
+    pub question: String,
+    /// A clarification's text; empty for a verified example (whose text is its
+    /// understanding and answer).
+    pub clarification: String,
+    #[serde(flatten)]
+    pub kind: StoredKind,
+    pub scope: StoredScope,
+    pub source: StoredSource,
+    pub created_at: i64,
+    pub version: u32,
+    pub supersedes: Option<String>,
+    pub superseded_by: Option<String>,
+    pub state: StoredState,
+    #[serde(default)]
+    pub stats: StoredStats,
+    /// Absent on records stored before change notes existed.
+    #[serde(default)]
+    pub change: Option<StoredChange>,
+    #[serde(default)]
+    pub embedding: Option<StoredVector>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StoredKind {
+    Clarification,
+    VerifiedExample {
+        understanding: String,
+        answer: String,
+    },
+}
+
+/// The `kind` tag alone, as the importer checks it before reading the rest; its names
+/// are [`StoredKind`]'s (a test holds them together).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoredKindName {
+    Clarification,
+    VerifiedExample,
+}
+
+/// Every stored lesson holds until changed; one-time instructions are never stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoredScope {
+    Always,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoredSource {
+    UserStated,
+    UserConfirmedProposal,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoredState {
+    Current,
+    Superseded,
+    Withdrawn,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredStats {
+    pub times_applied: u32,
+    pub times_failed_after_applied: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredChange {
+    pub at: i64,
+    pub by: StoredActor,
+    pub reason: StoredChangeReason,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoredActor {
+    User,
+    Import,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoredChangeReason {
+    Corrected,
+    CorrectedAfterApplied,
+    Edited,
+    Withdrawn,
+    Undone,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StoredVector {
+    pub model: String,
+    pub vector: Vec<f32>,
+}
+
+impl From<&MemoryRecord> for StoredRecord {
+    fn from(record: &MemoryRecord) -> Self {
+        StoredRecord {
+            id: record.id.0.clone(),
+            key: record.key.as_str().to_string(),
+            question: record.question.clone(),
+            clarification: record.clarification.clone(),
+            kind: match &record.kind {
+                RecordKind::Clarification => StoredKind::Clarification,
+                RecordKind::VerifiedExample {
+                    understanding,
+                    answer,
+                } => StoredKind::VerifiedExample {
+                    understanding: understanding.clone(),
+                    answer: answer.clone(),
+                },
+            },
+            scope: StoredScope::Always,
+            source: match record.source {
+                Source::UserStated => StoredSource::UserStated,
+                Source::UserConfirmedProposal => StoredSource::UserConfirmedProposal,
+            },
+            created_at: record.created_at.0,
+            version: record.version,
+            supersedes: record.supersedes.as_ref().map(|id| id.0.clone()),
+            superseded_by: record.superseded_by.as_ref().map(|id| id.0.clone()),
+            state: match record.state {
+                RecordState::Current => StoredState::Current,
+                RecordState::Superseded => StoredState::Superseded,
+                RecordState::Withdrawn => StoredState::Withdrawn,
+            },
+            stats: StoredStats {
+                times_applied: record.stats.times_applied,
+                times_failed_after_applied: record.stats.times_failed_after_applied,
+            },
+            change: record.change.map(|note| StoredChange {
+                at: note.at.0,
+                by: match note.by {
+                    Actor::User => StoredActor::User,
+                    Actor::Import => StoredActor::Import,
+                },
+                reason: match note.reason {
+                    ChangeReason::Corrected => StoredChangeReason::Corrected,
+                    ChangeReason::CorrectedAfterApplied => {
+                        StoredChangeReason::CorrectedAfterApplied
+                    }
+                    ChangeReason::Edited => StoredChangeReason::Edited,
+                    ChangeReason::Withdrawn => StoredChangeReason::Withdrawn,
+                    ChangeReason::Undone => StoredChangeReason::Undone,
+                },
+            }),
+            embedding: record.embedding.as_ref().map(|e| StoredVector {
+                model: e.model.clone(),
+                vector: e.vector.clone(),
+            }),
+        }
+    }
+}
+
+impl From<StoredRecord> for MemoryRecord {
+    fn from(stored: StoredRecord) -> Self {
+        MemoryRecord {
+            id: RecordId(stored.id),
+            key: MemoryKey::from_stored(stored.key),
+            question: stored.question,
+            kind: match stored.kind {
+                StoredKind::Clarification => RecordKind::Clarification,
+                StoredKind::VerifiedExample {
+                    understanding,
+                    answer,
+                } => RecordKind::VerifiedExample {
+                    understanding,
+                    answer,
+                },
+            },
+            clarification: stored.clarification,
+            source: match stored.source {
+                StoredSource::UserStated => Source::UserStated,
+                StoredSource::UserConfirmedProposal => Source::UserConfirmedProposal,
+            },
+            created_at: Timestamp(stored.created_at),
+            version: stored.version,
+            supersedes: stored.supersedes.map(RecordId),
+            superseded_by: stored.superseded_by.map(RecordId),
+            state: match stored.state {
+                StoredState::Current => RecordState::Current,
+                StoredState::Superseded => RecordState::Superseded,
+                StoredState::Withdrawn => RecordState::Withdrawn,
+            },
+            stats: RecordStats {
+                times_applied: stored.stats.times_applied,
+                times_failed_after_applied: stored.stats.times_failed_after_applied,
+            },
+            change: stored.change.map(|note| ChangeNote {
+                at: Timestamp(note.at),
+                by: match note.by {
+                    StoredActor::User => Actor::User,
+                    StoredActor::Import => Actor::Import,
+                },
+                reason: match note.reason {
+                    StoredChangeReason::Corrected => ChangeReason::Corrected,
+                    StoredChangeReason::CorrectedAfterApplied => {
+                        ChangeReason::CorrectedAfterApplied
+                    }
+                    StoredChangeReason::Edited => ChangeReason::Edited,
+                    StoredChangeReason::Withdrawn => ChangeReason::Withdrawn,
+                    StoredChangeReason::Undone => ChangeReason::Undone,
+                },
+            }),
+            embedding: stored.embedding.map(|e| StoredEmbedding {
+                model: e.model,
+                vector: e.vector,
+            }),
+        }
+    }
+}
+
+/// A record as the JSON text an IndexedDB row or an export holds.
+pub fn record_to_json(record: &MemoryRecord) -> Result<String, serde_json::Error> {
+    serde_json::to_string(&StoredRecord::from(record))
+}
+
+/// A record from the JSON text of an IndexedDB row or an export entry.
+pub fn record_from_json(json: &str) -> Result<MemoryRecord, serde_json::Error> {
+    serde_json::from_str::<StoredRecord>(json).map(MemoryRecord::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAVED_BY_AN_EARLIER_REMIND: &str = r#"{"id":"a","key":"what is like < > ?",
+        "question":"What is like < fast > ?","clarification":"I want a synonym",
+        "kind":"clarification","scope":"always","source":"user_stated","created_at":1,
+        "version":1,"supersedes":null,"superseded_by":null,"state":"current"}"#;
+
+    #[test]
+    fn a_record_stored_before_change_notes_existed_still_reads() {
+        let record = record_from_json(SAVED_BY_AN_EARLIER_REMIND).expect("old records read");
+        assert_eq!(record.change, None);
+        assert_eq!(record.stats, RecordStats::default());
+        assert_eq!(record.changed_at(), Timestamp(1));
+    }
+
+    #[test]
+    fn a_record_round_trips_through_its_stored_form_unchanged() {
+        let mut record = record_from_json(SAVED_BY_AN_EARLIER_REMIND).unwrap();
+        record.kind = RecordKind::VerifiedExample {
+            understanding: "the synonym for fast".into(),
+            answer: "quick".into(),
+        };
+        record.change = Some(ChangeNote {
+            at: Timestamp(5),
+            by: Actor::Import,
+            reason: ChangeReason::CorrectedAfterApplied,
+        });
+        record.embedding = Some(StoredEmbedding {
+            model: "m".into(),
+            vector: vec![0.5, -0.25],
+        });
+        record.supersedes = Some(RecordId("z".into()));
+        let json = record_to_json(&record).unwrap();
+        assert_eq!(record_from_json(&json).unwrap(), record);
+    }
+
+    #[test]
+    fn the_stored_form_keeps_the_field_names_files_and_databases_hold() {
+        let record = record_from_json(SAVED_BY_AN_EARLIER_REMIND).unwrap();
+        let written: serde_json::Value =
+            serde_json::from_str(&record_to_json(&record).unwrap()).unwrap();
+        let earlier: serde_json::Value = serde_json::from_str(SAVED_BY_AN_EARLIER_REMIND).unwrap();
+        for (name, value) in earlier.as_object().unwrap() {
+            assert_eq!(&written[name], value, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_kind_tag_names_are_the_stored_kinds_names() {
+        let example = StoredKind::VerifiedExample {
+            understanding: String::new(),
+            answer: String::new(),
+        };
+        for (kind, name) in [
+            (StoredKind::Clarification, StoredKindName::Clarification),
+            (example, StoredKindName::VerifiedExample),
+        ] {
+            let tag = serde_json::to_value(&kind).unwrap()["kind"].clone();
+            assert_eq!(tag, serde_json::to_value(name).unwrap());
+        }
+    }
+
+    #[test]
+    fn an_unknown_state_is_refused_naming_the_states_there_are() {
+        let newer = SAVED_BY_AN_EARLIER_REMIND.replace("\"current\"", "\"archived\"");
+        let error = record_from_json(&newer).unwrap_err().to_string();
+        assert!(
+            error.contains("archived") && error.contains("superseded"),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,117 @@
+//! The tract embedder against the reference: the same token ids as Hugging Face's
+//! tokeniser and embeddings within the agreed distance of sentence-transformers', so
+//! semantic retrieval's τ means in Remind what it means in the literature.
+//!
+//! Needs the model files from `scripts/setup-embedder`; without them the test fails and
+//! says so, because a skipped parity check would let a broken embedder ship.
+#![cfg(not(target_arch = "wasm32"))]
+
+mod support {
+    pub mod minilm;
+    pub use remind_test_support::minilm_reference;
+}
+
+use remind_app::ports::Embedder;
+use remind_core::retrieval::cosine;
+use remind_embedder::tract_embedder::{DIMENSIONS, TractEmbedder};
+use support::minilm_reference::{max_abs_diff, reference};
+
+/// Token ids of the fixture's sentences (and of harder text), from `tokenizers` run on
+/// the `tokenizer.json` that ships with the vocabulary.
+const REFERENCE_IDS: [(&str, &[u32]); 5] = [
+    (
+        "What is akin to fast?",
+        &[101, 2054, 2003, 17793, 2000, 3435, 1029, 102],
+    ),
+    (
+        "What is similar to fast?",
+        &[101, 2054, 2003, 2714, 2000, 3435, 1029, 102],
+    ),
+    (
+        "What sounds like fast?",
+        &[101, 2054, 4165, 2066, 3435, 1029, 102],
+    ),
+    (
+        "Héllo, wörld! Don't   stop—naïve café 東京 unaffable",
+        &[
+            101, 7592, 1010, 2088, 999, 2123, 1005, 1056, 2644, 1517, 15743, 7668, 1879, 1755,
+            14477, 20961, 3468, 102,
+        ],
+    ),
+    (
+        "What is the opposite of < unbelievable > ?",
+        &[
+            101, 2054, 2003, 1996, 4500, 1997, 1026, 23653, 1028, 1029, 102,
+        ],
+    ),
+];
+
+/// The int8 graph rounds its weights, so it cannot match the fp32 reference to 1e-3;
+/// onnxruntime on the same file reaches cosine 0.9993 at worst.
+const MIN_COSINE: f32 = 0.999;
+
+fn embedder() -> TractEmbedder {
+    support::minilm::load("all-MiniLM-L6-v2-int8")
+}
+
+#[test]
+fn token_ids_match_the_reference_tokeniser() {
+    let embedder = embedder();
+    for (text, ids) in REFERENCE_IDS {
+        assert_eq!(embedder.token_ids(text), ids, "token ids of {text:?}");
+    }
+}
+
+#[test]
+fn embeddings_match_sentence_transformers() {
+    let embedder = embedder();
+    let reference = reference();
+    assert_eq!(reference.sentences.len(), 3);
+    for (i, sentence) in reference.sentences.iter().enumerate() {
+        let ours = embedder.embed(sentence).expect("embeds");
+        assert_eq!(ours.len(), DIMENSIONS);
+        let norm = ours.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-4, "unit length, got {norm}");
+        let to_st = cosine(&ours, &reference.sentence_transformers[i]);
+        let diff_st = max_abs_diff(&ours, &reference.sentence_transformers[i]);
+        let to_ort = cosine(&ours, &reference.onnxruntime_int8[i]);
+        let diff_ort = max_abs_diff(&ours, &reference.onnxruntime_int8[i]);
+        println!(
+            "{sentence:?}: vs sentence-transformers cosine {to_st:.6} max|Δ| {diff_st:.2e}; \
+             vs onnxruntime int8 cosine {to_ort:.6} max|Δ| {diff_ort:.2e}"
+        );
+        assert!(
+            to_st >= MIN_COSINE,
+            "{sentence:?}: cosine {to_st} to sentence-transformers is below {MIN_COSINE}"
+        );
+        // Same file, same arithmetic up to summation order: tract must agree with
+        // onnxruntime far more closely than either agrees with the fp32 model.
+        assert!(
+            to_ort >= 0.9999 && diff_ort <= 1e-3,
+            "{sentence:?}: tract and onnxruntime disagree on the same int8 model \
+             (cosine {to_ort}, max|Δ| {diff_ort})"
+        );
+    }
+}
+
+#[test]
+fn padding_to_a_longer_bucket_leaves_the_embedding_unchanged() {
+    let embedder = embedder();
+    let text = "What is similar to fast?";
+    let smallest = embedder.embed(text).expect("embeds");
+    for padded_len in [32, 64, 128] {
+        let padded = embedder.embed_padded(text, padded_len).expect("embeds");
+        let diff = max_abs_diff(&smallest, &padded);
+        assert!(diff <= 1e-5, "padded to {padded_len}: max|Δ| {diff}");
+    }
+}
+
+#[test]
+fn text_longer_than_the_last_bucket_is_cut_and_still_embedded() {
+    let embedder = embedder();
+    let text = "what is similar to fast ".repeat(60);
+    assert_eq!(embedder.token_ids(&text).len(), 128);
+    let v = embedder.embed(&text).expect("embeds a long text");
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    assert!((norm - 1.0).abs() < 1e-4, "unit length, got {norm}");
+}

@@ -1,0 +1,116 @@
+//! The experiment measures what the page sends: a harness step, replayed through the
+//! page's own session with the same lessons taught the page's way, gives the same
+//! request, byte for byte. Both go through `remind_core::turn::build_turn`; this pins
+//! that the configurations the harness passes stay the page's.
+
+use remind_app::correct::Correction;
+use remind_app::in_process_embeddings::NoEmbeddings;
+use remind_app::session::{Ports, Session};
+use remind_app::settings::Settings;
+use remind_core::prompt::{PromptMode, PromptTemplate};
+use remind_core::reply::parse_reply;
+use remind_core::write_gate::Durability;
+use remind_eval::arm::{ArmKind, ArmSettings, ArmState, DemoSelection, LessonRetrieval};
+use remind_eval::task_stream::{RenderedTask, TaskType};
+use remind_test_support::scripted::{
+    CountingIds, ScriptedModel, SettingsInMemory, SharedStore, TickingClock, block_on, session_over,
+};
+
+fn task(question: &str, task_type: TaskType, word: &str, clarification: &str) -> RenderedTask {
+    RenderedTask {
+        line: 1,
+        task_type,
+        template_id: "t".into(),
+        word: word.into(),
+        question: question.into(),
+        clarification: clarification.into(),
+        gold_reply: format!("{} is gold", task_type.understanding_of(word)),
+        gold_understanding: task_type.understanding_of(word),
+    }
+}
+
+/// The harness run with the page's settings: completion mode, the page's token budget,
+/// temperature 0, every misread clarified.
+fn page_like(kind: ArmKind) -> ArmState {
+    ArmState::new(
+        kind,
+        PromptTemplate::paper_lexical(),
+        ArmSettings {
+            mode: PromptMode::Completion,
+            budget: Settings::default().budget,
+            temperature: 0.0,
+            demos_k: 2,
+            tau: 0.8,
+            p_feedback: 1.0,
+            seed: 7,
+        },
+    )
+}
+
+#[test]
+fn a_mem_prompt_step_replays_through_the_page_to_the_same_bytes() {
+    let taught = task(
+        "What is like < fast > ?",
+        TaskType::Synonym,
+        "fast",
+        "clarification: when I ask for like, I want a synonym.",
+    );
+    let next = task("What is like < happy > ?", TaskType::Synonym, "happy", "");
+    let mut arm = page_like(ArmKind::MemPrompt(LessonRetrieval::Levenshtein));
+    let judged = arm.observe(
+        0,
+        &taught,
+        None,
+        &parse_reply(" the homonym for fast is fasst", true),
+    );
+    let feedback = judged.feedback.expect("a misread is clarified");
+    let logged = arm.prepare(&next, None).unwrap();
+    assert!(logged.memory.is_some(), "the harness attached the lesson");
+
+    let store = SharedStore::default();
+    let page = session_over(&store, "page").with_template(PromptTemplate::paper_lexical());
+    let first = block_on(page.ask(&taught.question)).unwrap();
+    block_on(page.correct(
+        &first,
+        Correction {
+            clarification: feedback,
+            durability: Durability::Lasting,
+        },
+    ))
+    .unwrap();
+    let replayed = block_on(page.ask(&next.question)).unwrap();
+
+    assert_eq!(replayed.prepared.request, logged.request);
+    assert_eq!(
+        replayed.prepared.request.prompt.display_text(),
+        logged.request.prompt.display_text()
+    );
+}
+
+#[test]
+fn a_verified_step_replays_through_the_page_to_the_same_bytes() {
+    let confirmed = task("What is unlike < hot > ?", TaskType::Antonym, "hot", "");
+    let next = task("What is unlike < cold > ?", TaskType::Antonym, "cold", "");
+    let mut arm = page_like(ArmKind::Verified(DemoSelection::Levenshtein));
+    let right = parse_reply(" the antonym for hot is cold", true);
+    assert!(arm.observe(0, &confirmed, None, &right).understood);
+    let logged = arm.prepare(&next, None).unwrap();
+    assert_eq!(logged.demonstrations, ["What is unlike < hot > ?"]);
+
+    let model = ScriptedModel::default();
+    model.will_reply(" the antonym for hot is cold END");
+    let page = Session::new(Ports {
+        store: SharedStore::default(),
+        llm: model,
+        clock: TickingClock::default(),
+        ids: CountingIds::new("page"),
+        settings: SettingsInMemory::default(),
+        embedder: NoEmbeddings,
+    })
+    .with_template(PromptTemplate::paper_lexical());
+    let first = block_on(page.ask(&confirmed.question)).unwrap();
+    block_on(page.confirm_answer(&first)).unwrap();
+    let replayed = block_on(page.ask(&next.question)).unwrap();
+
+    assert_eq!(replayed.prepared.request, logged.request);
+}

@@ -1,0 +1,9 @@
+//! The page's adapters: each holds one browser dependency behind a port of
+//! [`remind_app::ports`].
+
+pub mod browser_clock;
+pub mod http_llm;
+pub mod idb_store;
+pub mod local_settings;
+pub mod tab_broadcast;
+pub mod worker_embedder;

@@ -1,0 +1,248 @@
+//! The [`EmbeddingService`] port filled by the page's embedder worker
+//! (`src/embedder_worker.rs`), so MiniLM never runs on the page's thread.
+//!
+//! Each request carries an id; its reply resolves the promise the caller awaits. Status
+//! messages (download progress, ready, failed) update the status the session reads and
+//! are passed to the page's listener.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use js_sys::{Function, Promise};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::Closure;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{ErrorEvent, MessageEvent, Worker};
+
+use remind_app::ports::{EmbedError, EmbedderStatus, EmbeddingService};
+use remind_embedder_wire::{FromWorker, ToWorker, from_js, to_js};
+
+/// Where the worker script and the model files are served, relative to the page.
+pub struct ModelFiles {
+    pub worker_script: String,
+    pub model_url: String,
+    pub vocab_url: String,
+    pub model_id: String,
+}
+
+/// Requests sent and not yet answered: the reply's slot and the promise to resolve.
+#[derive(Default)]
+struct Waiting {
+    resolvers: HashMap<u32, Function>,
+    replies: HashMap<u32, Result<Vec<Vec<f32>>, String>>,
+}
+
+pub struct WorkerEmbedder {
+    worker: Option<Worker>,
+    status: StatusCell,
+    waiting: Rc<RefCell<Waiting>>,
+    next_id: Cell<u32>,
+}
+
+/// The embedder's status, shared by the listeners that change it and told to the page.
+#[derive(Clone)]
+struct StatusCell {
+    current: Rc<RefCell<EmbedderStatus>>,
+    on_change: Rc<dyn Fn(&EmbedderStatus)>,
+}
+
+impl StatusCell {
+    fn get(&self) -> EmbedderStatus {
+        self.current.borrow().clone()
+    }
+
+    fn set(&self, changed: EmbedderStatus) {
+        (self.on_change)(&changed);
+        *self.current.borrow_mut() = changed;
+    }
+}
+
+impl WorkerEmbedder {
+    /// Starts the worker, which asks for the model once it runs; `on_status` hears every
+    /// change. If the worker cannot even start, the status says so and retrieval goes by
+    /// wording.
+    pub fn start(files: &ModelFiles, on_status: impl Fn(&EmbedderStatus) + 'static) -> Self {
+        let status = StatusCell {
+            current: Rc::new(RefCell::new(EmbedderStatus::Downloading {
+                loaded: 0,
+                total: None,
+            })),
+            on_change: Rc::new(on_status),
+        };
+        let waiting: Rc<RefCell<Waiting>> = Rc::default();
+        let worker = match Worker::new(&files.worker_script) {
+            Ok(worker) => {
+                let load = ToWorker::Load {
+                    model_url: files.model_url.clone(),
+                    vocab_url: files.vocab_url.clone(),
+                    model_id: files.model_id.clone(),
+                };
+                listen(&worker, load, &status, &waiting);
+                Some(worker)
+            }
+            Err(e) => {
+                status.set(EmbedderStatus::Failed(format!(
+                    "the embedder worker did not start ({e:?})"
+                )));
+                None
+            }
+        };
+        WorkerEmbedder {
+            worker,
+            status,
+            waiting,
+            next_id: Cell::new(0),
+        }
+    }
+}
+
+/// Installs the worker's listeners for as long as the page lives: replies settle
+/// requests, status messages change the status, and `load` goes out once the worker
+/// says it started.
+fn listen(worker: &Worker, load: ToWorker, status: &StatusCell, waiting: &Rc<RefCell<Waiting>>) {
+    let on_message = {
+        let (worker, status, waiting) = (worker.clone(), status.clone(), waiting.clone());
+        Closure::<dyn Fn(MessageEvent)>::new(move |event: MessageEvent| {
+            let Ok(message) = from_js::<FromWorker>(&event.data()) else {
+                return;
+            };
+            if message == FromWorker::Started && !send(&worker, &load) {
+                status.set(EmbedderStatus::Failed(
+                    "the embedder worker did not take the load request".into(),
+                ));
+            }
+            if let Some(changed) = status_of(&message, &status.get()) {
+                status.set(changed);
+            }
+            settle(&waiting, message);
+        })
+    };
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    on_message.forget();
+    // A worker script that fails to load or run reports here, not in a message.
+    let on_error = {
+        let (status, waiting) = (status.clone(), waiting.clone());
+        Closure::<dyn Fn(ErrorEvent)>::new(move |event: ErrorEvent| {
+            let detail = event.message();
+            let error = if detail.is_empty() {
+                "the embedder worker stopped".to_string()
+            } else {
+                format!("the embedder worker stopped: {detail}")
+            };
+            status.set(EmbedderStatus::Failed(error.clone()));
+            release_all(&waiting, &error);
+        })
+    };
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    on_error.forget();
+}
+
+/// Fails every request still waiting: no reply will come, and a question must be
+/// matched by wording rather than wait for ever.
+fn release_all(waiting: &RefCell<Waiting>, error: &str) {
+    let ids: Vec<u32> = waiting.borrow().resolvers.keys().copied().collect();
+    for id in ids {
+        settle(
+            waiting,
+            FromWorker::EmbedFailed {
+                id,
+                error: error.to_string(),
+            },
+        );
+    }
+}
+
+fn send(worker: &Worker, message: &ToWorker) -> bool {
+    to_js(message).is_some_and(|value| worker.post_message(&value).is_ok())
+}
+
+/// The status a message moves to, if it is a status message.
+fn status_of(message: &FromWorker, current: &EmbedderStatus) -> Option<EmbedderStatus> {
+    Some(match message {
+        FromWorker::Progress { loaded, total } => EmbedderStatus::Downloading {
+            loaded: *loaded as u64,
+            total: total.map(|t| t as u64),
+        },
+        FromWorker::Initialising => EmbedderStatus::Initialising,
+        FromWorker::Ready {
+            model_id,
+            from_cache,
+            download_ms,
+            init_ms,
+            ..
+        } => EmbedderStatus::Ready {
+            model_id: model_id.clone(),
+            from_cache: *from_cache,
+            load_ms: (download_ms + init_ms) as u64,
+        },
+        // A failed load ends the embedder; a failed request does not change it.
+        FromWorker::Failed { error } if !matches!(current, EmbedderStatus::Ready { .. }) => {
+            EmbedderStatus::Failed(error.clone())
+        }
+        _ => return None,
+    })
+}
+
+/// Resolves (or rejects) the request a reply answers.
+fn settle(waiting: &RefCell<Waiting>, message: FromWorker) {
+    let (id, reply) = match message {
+        FromWorker::Embedded { id, vectors, .. } => (id, Ok(vectors)),
+        FromWorker::EmbedFailed { id, error } => (id, Err(error)),
+        _ => return,
+    };
+    let resolve = {
+        let mut waiting = waiting.borrow_mut();
+        let Some(resolve) = waiting.resolvers.remove(&id) else {
+            return;
+        };
+        waiting.replies.insert(id, reply);
+        resolve
+    };
+    let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
+}
+
+impl EmbeddingService for WorkerEmbedder {
+    fn status(&self) -> EmbedderStatus {
+        self.status.get()
+    }
+
+    async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let Some(worker) = &self.worker else {
+            return Err(EmbedError::NotLoaded(
+                "the embedder worker is not running".into(),
+            ));
+        };
+        let id = self.next_id.get();
+        self.next_id.set(id.wrapping_add(1));
+        let waiting = self.waiting.clone();
+        let answered = Promise::new(&mut |resolve, _reject| {
+            waiting.borrow_mut().resolvers.insert(id, resolve);
+        });
+        if !send(
+            worker,
+            &ToWorker::Embed {
+                id,
+                texts: texts.to_vec(),
+            },
+        ) {
+            self.waiting.borrow_mut().resolvers.remove(&id);
+            return Err(EmbedError::Failed(
+                "the request did not reach the worker".into(),
+            ));
+        }
+        let _ = JsFuture::from(answered).await;
+        let reply = self.waiting.borrow_mut().replies.remove(&id);
+        let vectors = reply
+            .ok_or_else(|| EmbedError::Failed("the worker did not answer".into()))?
+            .map_err(EmbedError::Failed)?;
+        if vectors.len() != texts.len() {
+            return Err(EmbedError::Failed(format!(
+                "asked for {} embeddings, got {}",
+                texts.len(),
+                vectors.len()
+            )));
+        }
+        Ok(vectors)
+    }
+}

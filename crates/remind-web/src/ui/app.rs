@@ -1,0 +1,61 @@
+//! The page's root: builds the session, loads stored memory, lays out the parts.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::ui::ask_form::AskForm;
+use crate::ui::correction_form::CorrectionForm;
+use crate::ui::embedder_status::EmbedderStatusLine;
+use crate::ui::learning_chart::LearningChart;
+use crate::ui::memory_browser::MemoryBrowser;
+use crate::ui::memory_notice::MemoryNotice;
+use crate::ui::page_context::{PageContext, use_page};
+use crate::ui::reply_view::ReplyView;
+use crate::ui::settings_panel::SettingsPanel;
+use crate::ui::storage_status::StorageStatus;
+use crate::ui::transfer_panel::TransferPanel;
+use crate::wiring::{on_other_tab_change, page_session};
+use remind_app::ports::EmbedderStatus;
+
+#[component]
+pub fn App() -> impl IntoView {
+    let embedder_status = RwSignal::new(EmbedderStatus::Off);
+    let session = page_session(move |status| embedder_status.set(status.clone()));
+    embedder_status.set(session.embedder_status());
+    let page = PageContext::new(session, embedder_status);
+    provide_context(page);
+    spawn_local(async move { page.reload_memory().await });
+    on_other_tab_change(move || spawn_local(async move { page.reload_memory().await }));
+    view! {
+        <header class="masthead">
+            <h1>"Remind"</h1>
+            <p class="tagline">"An assistant that remembers your corrections."</p>
+            <MemoryBadge/>
+        </header>
+        <main>
+            <AskForm/>
+            <EmbedderStatusLine/>
+            <ReplyView/>
+            <CorrectionForm/>
+            <MemoryNotice/>
+            <MemoryBrowser/>
+            <LearningChart/>
+            <TransferPanel/>
+            <SettingsPanel/>
+            <StorageStatus/>
+        </main>
+    }
+}
+
+#[component]
+fn MemoryBadge() -> impl IntoView {
+    let page = use_page();
+    let count = move || page.memory_count.get().to_string();
+    let error = move || page.memory_error.get();
+    view! {
+        <p class="memory-badge">
+            "Memories: " <span id="memory-count">{count}</span>
+            <span class="error" id="memory-error">{error}</span>
+        </p>
+    }
+}

@@ -1,0 +1,71 @@
+//! What an import file would change, key by key, before the user chooses merge or
+//! replace.
+
+use leptos::prelude::*;
+
+use remind_core::import_plan::{ImportPreview, KeyPreview, KeyStatus};
+
+fn status_label(status: KeyStatus) -> &'static str {
+    match status {
+        KeyStatus::New => "new",
+        KeyStatus::Identical => "identical",
+        KeyStatus::Newer => "newer in the file",
+        KeyStatus::Older => "older in the file",
+        KeyStatus::Conflict => "conflict",
+    }
+}
+
+fn summary(preview: &ImportPreview) -> String {
+    let counts: Vec<String> = [
+        KeyStatus::New,
+        KeyStatus::Identical,
+        KeyStatus::Newer,
+        KeyStatus::Older,
+        KeyStatus::Conflict,
+    ]
+    .into_iter()
+    .map(|status| format!("{} {}", preview.count(status), status_label(status)))
+    .collect();
+    format!(
+        "{}; {} records here are not in the file (merge keeps them, replace erases them).",
+        counts.join(", "),
+        preview.only_here.len()
+    )
+}
+
+fn existing_text(line: &KeyPreview) -> String {
+    line.existing
+        .as_ref()
+        .map_or_else(|| "—".to_string(), |r| r.clarification.clone())
+}
+
+#[component]
+pub fn ImportPreviewView(preview: ImportPreview) -> impl IntoView {
+    let summary = summary(&preview);
+    let rows = preview
+        .keys
+        .into_iter()
+        .map(|line| {
+            let existing = existing_text(&line);
+            view! {
+                <tr data-status=status_label(line.status)>
+                    <td>{line.imported.question.clone()}</td>
+                    <td>{status_label(line.status)}</td>
+                    <td>{line.imported.clarification.clone()}</td>
+                    <td>{existing}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="import-preview" id="import-preview">
+            <p id="import-summary">{summary}</p>
+            <table>
+                <thead>
+                    <tr><th>"Question"</th><th>"Status"</th><th>"In the file"</th><th>"Here"</th></tr>
+                </thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+}

@@ -1,0 +1,95 @@
+//! The memory browser: every lesson the assistant keeps, searchable and filterable,
+//! each with the actions that change it.
+
+use leptos::prelude::*;
+
+use crate::ui::memory_item::MemoryItem;
+use crate::ui::page_context::use_page;
+use remind_core::memory_query::{self, KindFilter, MemoryFilter, StateFilter};
+use remind_core::record::MemoryRecord;
+
+/// Changes whenever anything the item shows changes, so the item is redrawn.
+fn item_key(record: &MemoryRecord) -> String {
+    format!(
+        "{}:{}:{:?}:{}:{}",
+        record.id.0,
+        record.version,
+        record.state,
+        record.stats.times_applied,
+        record.stats.times_failed_after_applied
+    )
+}
+
+#[component]
+pub fn MemoryBrowser() -> impl IntoView {
+    let page = use_page();
+    let text = RwSignal::new(String::new());
+    let kind = RwSignal::new(KindFilter::Any);
+    let state = RwSignal::new(StateFilter::Current);
+    let flagged_only = RwSignal::new(false);
+
+    let filter = Memo::new(move |_| MemoryFilter {
+        text: text.get(),
+        kind: kind.get(),
+        state: state.get(),
+        flagged_only: flagged_only.get(),
+    });
+    let records = Memo::new(move |_| {
+        filter.with(|filter| {
+            page.memory.with(|memory| {
+                memory_query::list(memory, filter)
+                    .into_iter()
+                    .cloned()
+                    .collect::<Vec<MemoryRecord>>()
+            })
+        })
+    });
+    let flagged = Memo::new(move |_| {
+        page.memory
+            .with(|memory| memory.current().filter(|r| r.is_flagged()).count())
+    });
+    let flagged_text = move || match flagged.get() {
+        0 => String::new(),
+        n => format!(" ({n} to review)"),
+    };
+    let empty = move || records.with(Vec::is_empty);
+    let kind_options =
+        KindFilter::NAMES.map(|(_, name, label)| view! { <option value=name>{label}</option> });
+    let state_options =
+        StateFilter::NAMES.map(|(_, name, label)| view! { <option value=name>{label}</option> });
+
+    view! {
+        <details class="memory-browser" id="memory-browser">
+            <summary>"Memory"
+                <span class="flagged-count" data-count=flagged>{flagged_text}</span>
+            </summary>
+            <div class="memory-filters">
+                <input id="memory-search" type="search" placeholder="Search questions and clarifications"
+                    prop:value=text on:input=move |ev| text.set(event_target_value(&ev))/>
+                <select id="memory-kind" prop:value=move || kind.get().name()
+                    on:change=move |ev| kind.set(KindFilter::from_name(&event_target_value(&ev)))>
+                    {kind_options}
+                </select>
+                <select id="memory-state" prop:value=move || state.get().name()
+                    on:change=move |ev| state.set(StateFilter::from_name(&event_target_value(&ev)))>
+                    {state_options}
+                </select>
+                <label class="inline">
+                    <input id="memory-flagged" type="checkbox" prop:checked=flagged_only
+                        on:change=move |ev| flagged_only.set(event_target_checked(&ev))/>
+                    "needs review only"
+                </label>
+            </div>
+            <Show when=empty>
+                <p class="status" id="memory-empty">"No lessons match."</p>
+            </Show>
+            <ul class="memory-list" id="memory-list">
+                <For
+                    each=move || records.get()
+                    key=item_key
+                    children=move |record| view! { <MemoryItem record/> }
+                />
+            </ul>
+        </details>
+    }
+}

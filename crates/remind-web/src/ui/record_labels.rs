@@ -1,0 +1,85 @@
+//! The words the page uses for a record's kind, source, state and time, and for why a
+//! lesson was or was not matched, in one place so every view names them the same way.
+
+use remind_core::record::{ChangeReason, MemoryRecord, RecordKind, RecordState, Source, Timestamp};
+use remind_core::retrieval::Decision;
+
+/// Why retrieval attached a lesson to a question, or did not.
+pub fn decision_label(decision: Decision) -> String {
+    match decision {
+        Decision::NothingStored => "no lessons stored yet".into(),
+        Decision::NotConsulted => "this turn does not consult memory".into(),
+        Decision::NoQuestionEmbedding => {
+            "the question has no embedding (the model is not loaded)".into()
+        }
+        Decision::EditDistance { distance, limit } => format!(
+            "nearest stored question is {distance} edits away ({} {limit})",
+            if distance < limit {
+                "below"
+            } else {
+                "not below"
+            }
+        ),
+        Decision::NormalisedDistance { share, limit } => format!(
+            "nearest stored question differs by {:.0}% ({} the {:.0}% limit)",
+            share * 100.0,
+            if share <= limit { "within" } else { "beyond" },
+            limit * 100.0
+        ),
+        Decision::Cosine { cosine, tau } => format!(
+            "most similar stored question has cosine {cosine:.3} ({} τ = {tau:.2})",
+            if cosine >= tau { "at least" } else { "below" }
+        ),
+        Decision::SameRequest => "a stored question is the same request about another word".into(),
+        Decision::Opposite { cosine, .. } => format!(
+            "most similar stored question has cosine {cosine:.3}, but one asks for the opposite of the other"
+        ),
+    }
+}
+
+pub fn kind_label(record: &MemoryRecord) -> &'static str {
+    match record.kind {
+        RecordKind::Clarification => "clarification",
+        RecordKind::VerifiedExample { .. } => "verified example",
+    }
+}
+
+pub fn source_label(source: Source) -> &'static str {
+    match source {
+        Source::UserStated => "you said it",
+        Source::UserConfirmedProposal => "you confirmed a proposed rule",
+    }
+}
+
+pub fn state_label(state: RecordState) -> &'static str {
+    match state {
+        RecordState::Current => "current",
+        RecordState::Superseded => "replaced",
+        RecordState::Withdrawn => "withdrawn",
+    }
+}
+
+pub fn reason_label(reason: ChangeReason) -> &'static str {
+    match reason {
+        ChangeReason::Corrected => "corrected",
+        ChangeReason::CorrectedAfterApplied => "corrected after it was applied and still misread",
+        ChangeReason::Edited => "edited",
+        ChangeReason::Withdrawn => "withdrawn",
+        ChangeReason::Undone => "undone",
+    }
+}
+
+/// A local date and time, as the browser formats it.
+pub fn when_label(at: Timestamp) -> String {
+    js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(at.0 as f64))
+        .to_locale_string("en-GB", &wasm_bindgen::JsValue::UNDEFINED)
+        .into()
+}
+
+/// What happened to a record last, e.g. "edited on 3/12/2026, 08:10:00".
+pub fn change_label(record: &MemoryRecord) -> String {
+    match &record.change {
+        Some(note) => format!("{} on {}", reason_label(note.reason), when_label(note.at)),
+        None => format!("taught on {}", when_label(record.created_at)),
+    }
+}

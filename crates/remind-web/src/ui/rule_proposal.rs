@@ -1,0 +1,75 @@
+//! A general rule the model proposed from the user's correction, shown beside the
+//! user's own words: accepted, edited or rejected. Only an accepted (or edited) rule
+//! is stored, and the page says beforehand which lesson it would replace.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::ui::page_context::{Notice, use_page};
+use remind_core::reflection::{AcceptPreview, RuleProposal};
+
+fn replaces_line(preview: &AcceptPreview) -> String {
+    match &preview.replaces {
+        Some(current) => format!(
+            "Accepting replaces the current lesson: “{}”",
+            current.clarification
+        ),
+        None => "Accepting adds a new lesson for this kind of question.".into(),
+    }
+}
+
+#[component]
+pub fn RuleProposalView(
+    proposal: RuleProposal,
+    /// Set to `None` when the user is done with the proposal.
+    open: RwSignal<Option<RuleProposal>>,
+) -> impl IntoView {
+    let page = use_page();
+    let draft = RwSignal::new(proposal.rule.clone());
+    let busy = RwSignal::new(false);
+    let user_words = proposal.user_words.clone();
+    let proposal = StoredValue::new(proposal);
+
+    let edited = move || {
+        let text = draft.get();
+        (text.trim() != proposal.with_value(|p| p.rule.trim().to_string())).then_some(text)
+    };
+    let preview =
+        move || proposal.with_value(|p| page.session().preview_accept(p, edited().as_deref()));
+    let replaces = move || replaces_line(&preview());
+    let refusal = move || preview().refusal.map(|r| r.to_string());
+    let on_accept = move |_| {
+        let (chosen, text, expected) = (proposal.get_value(), edited(), preview().expected_version);
+        busy.set(true);
+        spawn_local(async move {
+            let outcome = page.session().accept_rule(&chosen, text, expected).await;
+            busy.set(false);
+            if outcome.is_ok() {
+                open.set(None);
+            }
+            page.report(outcome, |_| {
+                "Rule saved. It applies to similar questions from now on.".into()
+            });
+        });
+    };
+    let on_reject = move |_| {
+        open.set(None);
+        page.memory_notice
+            .set(Some(Notice::done("Rule rejected: nothing was stored.")));
+    };
+
+    view! {
+        <div class="rule-proposal" id="rule-proposal">
+            <p>"Your words: " <q id="rule-user-words">{user_words}</q></p>
+            <label for="rule-text">"Proposed general rule (edit it if you like)"</label>
+            <textarea id="rule-text" rows="2" prop:value=draft
+                on:input=move |ev| draft.set(event_target_value(&ev))></textarea>
+            <p id="rule-replaces" class="status">{replaces}</p>
+            <p id="rule-refusal" class="error">{refusal}</p>
+            <div class="rule-actions">
+                <button id="rule-accept" type="button" prop:disabled=busy on:click=on_accept>"Accept rule"</button>
+                <button id="rule-reject" type="button" class="secondary" on:click=on_reject>"Reject"</button>
+            </div>
+        </div>
+    }
+}

@@ -1,0 +1,183 @@
+//! Export and import of the memory as a JSON file: a download, and a file picked or
+//! dropped, previewed, then merged or replacing what is here.
+
+use leptos::ev::{DragEvent, Event};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{Blob, BlobPropertyBag, File, HtmlAnchorElement, HtmlInputElement, Url};
+
+use crate::ui::import_preview::ImportPreviewView;
+use crate::ui::page_context::{Notice, PageContext, use_page};
+use remind_app::transfer::PendingImport;
+use remind_core::export::Embeddings;
+use remind_core::import::MAX_IMPORT_BYTES;
+use remind_core::import_plan::{ImportMode, ImportPlan};
+
+#[component]
+pub fn TransferPanel() -> impl IntoView {
+    let page = use_page();
+    let pending = RwSignal::new(None::<PendingImport>);
+
+    // Exports leave the embeddings out: they are large, and an importer recomputes them
+    // with whichever model it runs (a lesson is matched by wording until then).
+    let on_export = move |_| {
+        spawn_local(async move {
+            let notice = match page.session().export_json(Embeddings::Omit).await {
+                Ok(json) => match offer_download(&json) {
+                    Ok(()) => Notice::done("Exported: the file is in your downloads."),
+                    Err(e) => Notice::failed(format!("The download could not start: {e}")),
+                },
+                Err(e) => Notice::failed(e),
+            };
+            page.memory_notice.set(Some(notice));
+        });
+    };
+    let on_pick = move |ev: Event| {
+        let input: HtmlInputElement = event_target(&ev);
+        if let Some(file) = input.files().and_then(|files| files.get(0)) {
+            spawn_local(preview_file(page, pending, file));
+        }
+        input.set_value("");
+    };
+    let on_drop = move |ev: DragEvent| {
+        ev.prevent_default();
+        let file = ev
+            .data_transfer()
+            .and_then(|dt| dt.files())
+            .and_then(|files| files.get(0));
+        if let Some(file) = file {
+            spawn_local(preview_file(page, pending, file));
+        }
+    };
+    let apply = move |mode: ImportMode| {
+        let Some(chosen) = pending.get_untracked() else {
+            return;
+        };
+        spawn_local(async move {
+            let outcome = page.session().apply_import(&chosen, mode).await;
+            if outcome.is_ok() {
+                pending.set(None);
+            }
+            page.report(outcome, |plan| import_report(&plan));
+        });
+    };
+    let has_pending = move || pending.with(Option::is_some);
+    let preview = move || {
+        pending
+            .get()
+            .map(|p| view! { <ImportPreviewView preview=p.preview/> })
+    };
+
+    view! {
+        <details class="transfer" id="transfer">
+            <summary>"Export and import"</summary>
+            <div class="transfer-export">
+                <button id="export-button" type="button" on:click=on_export>"Export memory (JSON)"</button>
+                <p class="status">"Settings and API keys are never exported."</p>
+            </div>
+            <div class="drop-zone" id="import-drop" on:dragover=|ev: DragEvent| ev.prevent_default() on:drop=on_drop>
+                <label for="import-file">"Import a memory file: pick it or drop it here"</label>
+                <input id="import-file" type="file" accept=".json,application/json" on:change=on_pick/>
+            </div>
+            {preview}
+            <Show when=has_pending>
+                <div class="import-actions">
+                    <button id="import-merge" type="button" on:click=move |_| apply(ImportMode::Merge)>"Merge into my memory"</button>
+                    <button id="import-replace" type="button" on:click=move |_| apply(ImportMode::Replace)>"Replace my memory with the file"</button>
+                    <button id="import-cancel" type="button" on:click=move |_| pending.set(None)>"Cancel"</button>
+                </div>
+            </Show>
+        </details>
+    }
+}
+
+/// Reads, validates and previews a file; nothing is written.
+async fn preview_file(page: PageContext, pending: RwSignal<Option<PendingImport>>, file: File) {
+    pending.set(None);
+    if file.size() > MAX_IMPORT_BYTES as f64 {
+        page.memory_notice.set(Some(Notice::failed(format!(
+            "Not imported: {} is {:.1} MB; an import file may be at most {} MB.",
+            file.name(),
+            file.size() / 1_048_576.0,
+            MAX_IMPORT_BYTES / 1_048_576
+        ))));
+        return;
+    }
+    let bytes = match JsFuture::from(file.array_buffer()).await {
+        Ok(buffer) => js_sys::Uint8Array::new(&buffer).to_vec(),
+        Err(_) => {
+            page.memory_notice.set(Some(Notice::failed(format!(
+                "Not imported: {} could not be read.",
+                file.name()
+            ))));
+            return;
+        }
+    };
+    match page.session().preview_import(&bytes).await {
+        Ok(preview) => {
+            page.memory_notice.set(Some(Notice::done(format!(
+                "{} is valid. Check the preview, then merge or replace; nothing has changed yet.",
+                file.name()
+            ))));
+            pending.set(Some(preview));
+        }
+        Err(e) => page
+            .memory_notice
+            .set(Some(Notice::failed(format!("Nothing changed: {e}")))),
+    }
+}
+
+fn import_report(plan: &ImportPlan) -> String {
+    let mode = match plan.mode {
+        ImportMode::Merge => "Merged",
+        ImportMode::Replace => "Replaced",
+    };
+    let kept = if plan.kept_here.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; kept your version of {} conflicting questions",
+            plan.kept_here.len()
+        )
+    };
+    format!(
+        "{mode}: {} records written, {} erased{kept}.",
+        plan.put.len(),
+        plan.erase.len()
+    )
+}
+
+/// Hands the JSON to the browser as a file download.
+fn offer_download(json: &str) -> Result<(), String> {
+    let describe = |e: wasm_bindgen::JsValue| format!("{e:?}");
+    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(json));
+    let options = BlobPropertyBag::new();
+    options.set_type("application/json");
+    let blob = Blob::new_with_str_sequence_and_options(&parts, &options).map_err(describe)?;
+    let url = Url::create_object_url_with_blob(&blob).map_err(describe)?;
+    let document = leptos::prelude::document();
+    let anchor: HtmlAnchorElement = document
+        .create_element("a")
+        .map_err(describe)?
+        .unchecked_into();
+    anchor.set_href(&url);
+    let day = js_sys::Date::new_0()
+        .to_iso_string()
+        .as_string()
+        .unwrap_or_default();
+    anchor.set_download(&format!(
+        "remind-memory-{}.json",
+        day.get(..10).unwrap_or("export")
+    ));
+    anchor.click();
+    // Revoked later, not at once: the browser may still be reading the blob.
+    set_timeout(
+        move || {
+            let _ = Url::revoke_object_url(&url);
+        },
+        std::time::Duration::from_secs(30),
+    );
+    Ok(())
+}

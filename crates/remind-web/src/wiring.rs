@@ -1,0 +1,61 @@
+//! The composition root of the page: which adapter fills which port.
+//!
+//! The only place that names both use-cases and adapters, so the UI depends on the
+//! session type and these two entry points alone.
+
+use std::rc::Rc;
+
+use crate::adapters::browser_clock::{BrowserClock, RandomIds};
+use crate::adapters::http_llm::HttpLanguageModel;
+use crate::adapters::idb_store::IdbStore;
+use crate::adapters::local_settings::LocalSettings;
+use crate::adapters::tab_broadcast::TabBroadcast;
+use crate::adapters::worker_embedder::{ModelFiles, WorkerEmbedder};
+use remind_app::announced_store::AnnouncedStore;
+use remind_app::ports::EmbedderStatus;
+use remind_app::session::{Ports, Session};
+
+pub type PageStore = AnnouncedStore<IdbStore, TabBroadcast>;
+pub type PageSession =
+    Session<PageStore, HttpLanguageModel, BrowserClock, RandomIds, LocalSettings, WorkerEmbedder>;
+
+/// The SHA-256 pins of the embedder's files; the model's names its embeddings.
+const EMBEDDER_PINS: &str = include_str!("../../../scripts/embedder.sha256");
+
+/// Names the model by its content, so embeddings stored under a different model file
+/// are recomputed and its cached download is replaced.
+fn embedder_model_id() -> String {
+    let sha = EMBEDDER_PINS
+        .lines()
+        .find_map(|line| line.strip_suffix("model.onnx")?.split_whitespace().next())
+        .unwrap_or("unpinned");
+    format!("all-minilm-l6-v2-int8-{}", &sha[..sha.len().min(12)])
+}
+
+/// The page's session. The embedder worker starts loading the model at once;
+/// `on_embedder_status` hears its progress.
+pub fn page_session(on_embedder_status: impl Fn(&EmbedderStatus) + 'static) -> Rc<PageSession> {
+    // Trunk puts the worker and the model files (index.html) next to the page.
+    let files = ModelFiles {
+        worker_script: "./remind-embedder_loader.js".into(),
+        model_url: "./minilm/model.onnx".into(),
+        vocab_url: "./minilm/vocab.txt".into(),
+        model_id: embedder_model_id(),
+    };
+    Rc::new(Session::new(Ports {
+        store: AnnouncedStore {
+            store: IdbStore,
+            feed: TabBroadcast,
+        },
+        llm: HttpLanguageModel::default(),
+        clock: BrowserClock,
+        ids: RandomIds,
+        settings: LocalSettings,
+        embedder: WorkerEmbedder::start(&files, on_embedder_status),
+    }))
+}
+
+/// Calls `on_change` when another tab of this browser changed the memory.
+pub fn on_other_tab_change(on_change: impl Fn() + 'static) {
+    TabBroadcast::listen(on_change);
+}

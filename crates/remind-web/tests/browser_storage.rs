@@ -1,0 +1,152 @@
+//! The browser adapters against the real platform: IndexedDB and localStorage in
+//! headless Chromium (run by wasm-bindgen-test-runner through chromedriver).
+#![cfg(target_arch = "wasm32")]
+
+use remind_app::ports::{MemoryStore, SettingsStore};
+use remind_app::settings::Settings;
+use remind_core::memory::{FeedbackMemory, Lesson};
+use remind_core::record::{RecordId, RecordState, Timestamp};
+use remind_web::adapters::idb_store::IdbStore;
+use remind_web::adapters::local_settings::LocalSettings;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+#[wasm_bindgen_test]
+async fn a_committed_write_is_read_back_by_a_new_connection() {
+    let store = IdbStore;
+    let id = format!("browser-test-{}", js_sys::Date::now());
+    let written = FeedbackMemory::default().plan_write(
+        Lesson::user_clarification(
+            "What is like < fast > ?",
+            "when I ask for like, I want a synonym.",
+        ),
+        RecordId(id.clone()),
+        Timestamp(1),
+    );
+    store
+        .write(std::slice::from_ref(&written.current))
+        .await
+        .expect("the write commits");
+
+    let loaded = store.load().await.expect("the store reads back");
+    let found = loaded
+        .iter()
+        .find(|r| r.id.0 == id)
+        .expect("the written record is stored");
+    assert_eq!(found, &written.current);
+}
+
+#[wasm_bindgen_test]
+async fn a_superseding_write_stores_both_records_in_one_transaction() {
+    let store = IdbStore;
+    let stamp = js_sys::Date::now();
+    let mut memory = FeedbackMemory::default();
+    let first = memory.plan_write(
+        Lesson::user_clarification("What is unlike < hot > ?", "I want a homonym"),
+        RecordId(format!("old-{stamp}")),
+        Timestamp(1),
+    );
+    memory.apply(&first);
+    store
+        .write(std::slice::from_ref(&first.current))
+        .await
+        .unwrap();
+
+    let second = memory.plan_write(
+        Lesson::user_clarification("what is unlike < cold > ?", "I want an antonym"),
+        RecordId(format!("new-{stamp}")),
+        Timestamp(2),
+    );
+    let mut records = vec![second.current.clone()];
+    records.extend(second.replaced.clone());
+    store.write(&records).await.unwrap();
+
+    let loaded = store.load().await.unwrap();
+    let old = loaded
+        .iter()
+        .find(|r| r.id.0 == format!("old-{stamp}"))
+        .unwrap();
+    let new = loaded
+        .iter()
+        .find(|r| r.id.0 == format!("new-{stamp}"))
+        .unwrap();
+    assert_eq!(old.state, RecordState::Superseded);
+    assert_eq!(new.state, RecordState::Current);
+    assert_eq!(new.supersedes, Some(old.id.clone()));
+}
+
+#[wasm_bindgen_test]
+fn settings_survive_in_local_storage() {
+    let mut settings = Settings::default();
+    settings.endpoint.base_url = "http://127.0.0.1:9999/v1".into();
+    settings.endpoint.model = "browser-test-model".into();
+    LocalSettings
+        .save(&settings)
+        .expect("localStorage accepts the settings");
+    assert_eq!(LocalSettings.load(), Some(settings));
+}
+
+#[wasm_bindgen_test]
+async fn the_turn_log_is_appended_in_order_and_read_back() {
+    use remind_core::learning_curve::{TurnEvent, TurnEventKind, TurnId};
+    let store = IdbStore;
+    let turn = TurnId(format!("browser-turn-{}", js_sys::Date::now()));
+    let events = [
+        TurnEvent {
+            turn: turn.clone(),
+            at: Timestamp(1),
+            kind: TurnEventKind::Asked {
+                lesson_applied: true,
+                examples_used: 1,
+            },
+        },
+        TurnEvent {
+            turn: turn.clone(),
+            at: Timestamp(2),
+            kind: TurnEventKind::Corrected,
+        },
+    ];
+    for event in &events {
+        store
+            .append_turn_event(event)
+            .await
+            .expect("the log accepts the event");
+    }
+    let logged: Vec<TurnEvent> = store
+        .load_turn_events()
+        .await
+        .expect("the log reads back")
+        .into_iter()
+        .filter(|e| e.turn == turn)
+        .collect();
+    assert_eq!(logged, events);
+}
+
+#[wasm_bindgen_test]
+async fn a_simulated_full_disk_aborts_the_real_transaction_and_stores_nothing() {
+    let store = IdbStore;
+    let id = format!("quota-test-{}", js_sys::Date::now());
+    let written = FeedbackMemory::default().plan_write(
+        Lesson::user_clarification("What is like < quota > ?", "I want a synonym"),
+        RecordId(id.clone()),
+        Timestamp(1),
+    );
+    js_sys::Reflect::set(
+        &js_sys::global(),
+        &"__remindFailNextWrite".into(),
+        &"quota".into(),
+    )
+    .unwrap();
+    let outcome = store.write(std::slice::from_ref(&written.current)).await;
+    assert_eq!(outcome, Err(remind_app::ports::StoreError::QuotaExceeded));
+    let loaded = store.load().await.unwrap();
+    assert!(
+        loaded.iter().all(|r| r.id.0 != id),
+        "nothing of the failed save is stored"
+    );
+    store
+        .write(std::slice::from_ref(&written.current))
+        .await
+        .expect("the hook fails one save only");
+}

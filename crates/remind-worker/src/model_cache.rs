@@ -1,0 +1,140 @@
+//! Model files fetched once and kept in the browser's Cache API, so a second visit
+//! does not download 23 MB again.
+//!
+//! Runs inside the embedder worker (any global with `caches` and `fetch` would do). A
+//! download streams its body so the page can show progress; it is cached only once it
+//! arrived whole, so an interrupted download is fetched again next time.
+
+use js_sys::{Reflect, Uint8Array};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{Cache, ReadableStreamDefaultReader, Response, WorkerGlobalScope};
+
+use remind_embedder_wire::CACHE_PREFIX;
+
+/// Bytes of one file, and whether they came from the cache.
+pub struct Fetched {
+    pub bytes: Vec<u8>,
+    pub from_cache: bool,
+}
+
+/// Where a model file could not be had, in words the page can show.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelFetchError {
+    #[error("could not download {url}: {detail}")]
+    Download { url: String, detail: String },
+    #[error("{url} answered HTTP {status}")]
+    Http { url: String, status: u16 },
+}
+
+fn js_detail(value: JsValue) -> String {
+    value
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| value.as_string())
+        .unwrap_or_else(|| format!("{value:?}"))
+}
+
+/// The model cache `cache_name`, after deleting caches of other models.
+pub async fn open(cache_name: &str) -> Result<Cache, String> {
+    let scope: WorkerGlobalScope = js_sys::global().unchecked_into();
+    let caches = scope.caches().map_err(js_detail)?;
+    let names = JsFuture::from(caches.keys()).await.map_err(js_detail)?;
+    for name in js_sys::Array::from(&names)
+        .iter()
+        .filter_map(|n| n.as_string())
+    {
+        if name.starts_with(CACHE_PREFIX) && name != cache_name {
+            // A stale model only wastes space; failing to delete it is not an error.
+            let _ = JsFuture::from(caches.delete(&name)).await;
+        }
+    }
+    let cache = JsFuture::from(caches.open(cache_name))
+        .await
+        .map_err(js_detail)?;
+    Ok(cache.unchecked_into())
+}
+
+/// The bytes at `url`: from `cache` if there, else downloaded (calling `progress` with
+/// bytes so far and the expected total) and then cached.
+pub async fn fetch(
+    cache: Option<&Cache>,
+    url: &str,
+    progress: &dyn Fn(f64, Option<f64>),
+) -> Result<Fetched, ModelFetchError> {
+    let download = |detail: String| ModelFetchError::Download {
+        url: url.to_string(),
+        detail,
+    };
+    if let Some(cache) = cache {
+        let hit = JsFuture::from(cache.match_with_str(url))
+            .await
+            .map_err(|e| download(js_detail(e)))?;
+        if let Ok(response) = hit.dyn_into::<Response>() {
+            let buffer = JsFuture::from(
+                response
+                    .array_buffer()
+                    .map_err(|e| download(js_detail(e)))?,
+            )
+            .await
+            .map_err(|e| download(js_detail(e)))?;
+            return Ok(Fetched {
+                bytes: Uint8Array::new(&buffer).to_vec(),
+                from_cache: true,
+            });
+        }
+    }
+    let scope: WorkerGlobalScope = js_sys::global().unchecked_into();
+    let response: Response = JsFuture::from(scope.fetch_with_str(url))
+        .await
+        .map_err(|e| download(js_detail(e)))?
+        .unchecked_into();
+    if !response.ok() {
+        return Err(ModelFetchError::Http {
+            url: url.to_string(),
+            status: response.status(),
+        });
+    }
+    let total = response
+        .headers()
+        .get("content-length")
+        .ok()
+        .flatten()
+        .and_then(|n| n.parse::<f64>().ok());
+    let mut bytes = read_body(&response, total, progress)
+        .await
+        .map_err(download)?;
+    if let Some(cache) = cache {
+        // The response copies the bytes into its body; a failed put (quota) only costs
+        // the next visit a download.
+        let stored = Response::new_with_opt_u8_array(Some(&mut bytes));
+        if let Ok(stored) = stored {
+            let _ = JsFuture::from(cache.put_with_str(url, &stored)).await;
+        }
+    }
+    Ok(Fetched {
+        bytes,
+        from_cache: false,
+    })
+}
+
+async fn read_body(
+    response: &Response,
+    total: Option<f64>,
+    progress: &dyn Fn(f64, Option<f64>),
+) -> Result<Vec<u8>, String> {
+    let body = response.body().ok_or("the response has no body")?;
+    let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
+    let mut bytes = Vec::with_capacity(total.unwrap_or(0.0) as usize);
+    loop {
+        let chunk = JsFuture::from(reader.read()).await.map_err(js_detail)?;
+        let done = Reflect::get(&chunk, &"done".into()).map_err(js_detail)?;
+        if done.as_bool() == Some(true) {
+            break;
+        }
+        let value = Reflect::get(&chunk, &"value".into()).map_err(js_detail)?;
+        bytes.extend(value.unchecked_into::<Uint8Array>().to_vec());
+        progress(bytes.len() as f64, total);
+    }
+    Ok(bytes)
+}
