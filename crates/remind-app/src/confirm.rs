@@ -69,7 +69,6 @@ pub async fn confirm_answer(
     }
     let lesson = Lesson {
         question: question.to_string(),
-        clarification: String::new(),
         kind: RecordKind::VerifiedExample {
             understanding: understanding.to_string(),
             answer: answer.to_string(),

@@ -75,8 +75,7 @@ pub async fn save_correction(
     }
     let lesson = Lesson {
         question: turn.prepared.question.clone(),
-        clarification,
-        kind: RecordKind::Clarification,
+        kind: RecordKind::clarification(clarification),
         source: Source::UserStated,
     };
     let expected = version_seen(view, turn);

@@ -120,8 +120,7 @@ pub async fn accept_rule(
     }
     let lesson = Lesson {
         question: proposal.question.clone(),
-        clarification: text,
-        kind: RecordKind::Clarification,
+        kind: RecordKind::clarification(text),
         source: Source::UserConfirmedProposal,
     };
     let (id, now) = (ids.next_id(), clock.now());

@@ -175,9 +175,9 @@ fn accepting_an_edited_rule_stores_the_edited_text_as_a_confirmed_proposal() {
         preview.expected_version,
     ))
     .expect("the accepted rule is stored");
-    assert_eq!(written.current.clarification, edited);
+    assert_eq!(written.current.clarification(), Some(edited));
     assert_eq!(written.current.source, Source::UserConfirmedProposal);
-    assert_eq!(written.current.kind, RecordKind::Clarification);
+    assert!(written.current.kind.is_clarification());
     assert_eq!(written.current.key, like_key());
     assert_eq!(store.0.snapshot(), std::slice::from_ref(&written.current));
 
@@ -202,8 +202,8 @@ fn accepting_a_rule_whose_key_has_a_current_lesson_supersedes_it_and_the_preview
     let preview = session.preview_accept(&proposal, None);
     let replaces = preview.replaces.as_ref().expect("this replaces: …");
     assert_eq!(
-        (&replaces.id, &replaces.clarification),
-        (&old.id, &old.clarification)
+        (&replaces.id, replaces.clarification()),
+        (&old.id, old.clarification())
     );
     assert_eq!(preview.expected_version, Some(old.version));
     assert_eq!(preview.refusal, None);
@@ -235,7 +235,7 @@ fn accepting_with_a_stale_version_is_refused_with_the_current_lesson() {
         Err(ReflectError::Revise(ReviseError::Memory(MemoryError::Stale {
             expected: None,
             current: Some(current),
-        }))) => assert_eq!(current.clarification, "I want an antonym"),
+        }))) => assert_eq!(current.clarification(), Some("I want an antonym")),
         other => panic!("expected a stale refusal, got {other:?}"),
     }
     assert_eq!(store.0.snapshot().len(), 1);
@@ -462,7 +462,7 @@ fn removing_an_example_withdraws_it_keeps_history_and_stops_using_it() {
     let example = block_on(session.confirm_answer(&turn)).unwrap().current;
     block_on(session.correct(&turn, lasting("I want a synonym"))).unwrap();
     let clarification = session.current_records()[1].clone();
-    assert_eq!(clarification.kind, RecordKind::Clarification);
+    assert!(clarification.kind.is_clarification());
     assert_eq!(
         block_on(session.remove_example(&clarification.id, clarification.version)),
         Err(ExampleError::NotAnExample(clarification.id.clone()))

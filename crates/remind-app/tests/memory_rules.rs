@@ -64,7 +64,7 @@ fn check_1_a_fact_then_a_correction_leaves_one_current_record_and_one_replaced()
     let states: Vec<RecordState> = history.iter().map(|r| r.state).collect();
     assert_eq!(states, [RecordState::Superseded, RecordState::Current]);
     assert_eq!(session.current_count(), 1);
-    assert_eq!(session.current_records()[0].clarification, SYNONYM);
+    assert_eq!(session.current_records()[0].clarification(), Some(SYNONYM));
     assert_eq!(
         store.0.snapshot().len(),
         2,
@@ -108,7 +108,7 @@ fn check_3_a_fresh_session_serves_the_correction_for_a_specific_and_a_broad_ques
     let broad = block_on(reloaded.ask("what's like < bright > ?")).unwrap();
     for turn in [&specific, &broad] {
         let applied = turn.prepared.applied.as_ref().expect("the lesson applies");
-        assert_eq!(applied.record.clarification, SYNONYM);
+        assert_eq!(applied.record.clarification(), Some(SYNONYM));
         assert!(
             turn.prepared
                 .query
@@ -142,7 +142,7 @@ fn check_4_undo_gives_the_outcome_written_down_beforehand() {
     let undone = block_on(session.undo(&current.id, current.version, promised)).unwrap();
     assert_eq!(undone.outcome, promised);
     let restored = undone.restored.expect("the predecessor comes back");
-    assert_eq!(restored.clarification, SOUNDS_LIKE);
+    assert_eq!(restored.clarification(), Some(SOUNDS_LIKE));
     assert_eq!(session.current_records(), std::slice::from_ref(&restored));
     let withdrawn = session.record(&current.id).unwrap();
     assert_eq!(withdrawn.state, RecordState::Withdrawn);

@@ -185,8 +185,8 @@ fn html_in_a_lesson_is_accepted_as_plain_text() {
         .find(|r| r.id.0 == "like-2")
         .unwrap();
     assert_eq!(
-        record.clarification,
-        "<script>alert(1)</script> & <b>synonym</b>"
+        record.clarification(),
+        Some("<script>alert(1)</script> & <b>synonym</b>")
     );
 }
 
@@ -492,12 +492,13 @@ fn the_preview_tells_new_identical_newer_older_and_conflicting_keys_apart() {
     let like = merged
         .current_for(&MemoryKey::of_question("What is like < x > ?"))
         .unwrap();
-    assert_eq!(like.clarification, "I want a close synonym");
+    assert_eq!(like.clarification(), Some("I want a close synonym"));
     let unlike = merged
         .current_for(&MemoryKey::of_question("What is unlike < x > ?"))
         .unwrap();
     assert_eq!(
-        unlike.clarification, "I want an opposite",
+        unlike.clarification(),
+        Some("I want an opposite"),
         "an older file changes nothing"
     );
 

@@ -20,7 +20,6 @@ use crate::write_gate::{self, Durability, Origin, Refusal};
 #[derive(Clone, Debug, PartialEq)]
 pub struct Lesson {
     pub question: String,
-    pub clarification: String,
     pub kind: RecordKind,
     pub source: Source,
 }
@@ -30,8 +29,7 @@ impl Lesson {
     pub fn user_clarification(question: &str, clarification: &str) -> Self {
         Lesson {
             question: question.into(),
-            clarification: clarification.into(),
-            kind: RecordKind::Clarification,
+            kind: RecordKind::clarification(clarification),
             source: Source::UserStated,
         }
     }
@@ -41,7 +39,7 @@ impl Lesson {
     /// question are each the one current record of their own key.
     pub fn key(&self) -> MemoryKey {
         match self.kind {
-            RecordKind::Clarification => MemoryKey::of_question(&self.question),
+            RecordKind::Clarification { .. } => MemoryKey::of_question(&self.question),
             RecordKind::VerifiedExample { .. } => example_key(&self.question),
         }
     }
@@ -94,6 +92,10 @@ pub enum MemoryError {
     NothingToRestore,
     #[error("nothing to save: the new text is the same as the current lesson")]
     Unchanged,
+    #[error(
+        "a verified example is a reply you confirmed, not text to edit; withdraw it and confirm a better reply instead"
+    )]
+    NotAClarification,
     #[error(transparent)]
     Refused(#[from] Refusal),
 }
@@ -196,14 +198,16 @@ impl FeedbackMemory {
     ) -> Result<Written, MemoryError> {
         let record = self.check_current(id, expected)?;
         let clarification = clarification.trim();
+        let Some(current_text) = record.clarification() else {
+            return Err(MemoryError::NotAClarification);
+        };
         write_gate::admit(clarification, Origin::UserTyped, Durability::Lasting)?;
-        if clarification == record.clarification {
+        if clarification == current_text {
             return Err(MemoryError::Unchanged);
         }
         let lesson = Lesson {
             question: record.question.clone(),
-            clarification: clarification.to_string(),
-            kind: record.kind.clone(),
+            kind: RecordKind::clarification(clarification),
             source: Source::UserStated,
         };
         Ok(self.supersede(
@@ -289,7 +293,6 @@ impl FeedbackMemory {
             version: self.next_version(&key),
             key,
             question: lesson.question,
-            clarification: lesson.clarification,
             kind: lesson.kind,
             source: lesson.source,
             created_at: now,
@@ -358,6 +361,32 @@ mod tests {
     }
 
     #[test]
+    fn a_verified_example_is_withdrawn_not_edited() {
+        let mut memory = FeedbackMemory::default();
+        let written = memory.plan_write(
+            Lesson {
+                question: "What is like < fast > ?".into(),
+                kind: RecordKind::VerifiedExample {
+                    understanding: "the synonym for fast".into(),
+                    answer: "quick".into(),
+                },
+                source: Source::UserStated,
+            },
+            RecordId("e".into()),
+            Timestamp(1),
+        );
+        memory.apply(&written);
+        let edited = memory.plan_edit(
+            &RecordId("e".into()),
+            1,
+            "I want a synonym",
+            RecordId("f".into()),
+            Timestamp(2),
+        );
+        assert_eq!(edited.unwrap_err(), MemoryError::NotAClarification);
+    }
+
+    #[test]
     fn a_first_lesson_becomes_the_current_record_of_its_key() {
         let mut memory = FeedbackMemory::default();
         let written = write(
@@ -398,7 +427,7 @@ mod tests {
 
         let current: Vec<_> = memory.current().collect();
         assert_eq!(current.len(), 1);
-        assert_eq!(current[0].clarification, "I want a synonym");
+        assert_eq!(current[0].clarification(), Some("I want a synonym"));
         let key = MemoryKey::of_question("What is like < x > ?");
         assert_eq!(memory.history(&key).len(), 2);
     }

@@ -108,7 +108,7 @@ impl MemoryFilter {
         matches!(
             (self.kind, &record.kind),
             (KindFilter::Any, _)
-                | (KindFilter::Clarification, RecordKind::Clarification)
+                | (KindFilter::Clarification, RecordKind::Clarification { .. })
                 | (
                     KindFilter::VerifiedExample,
                     RecordKind::VerifiedExample { .. }
@@ -121,21 +121,17 @@ impl MemoryFilter {
         if needle.is_empty() {
             return true;
         }
-        let example = match &record.kind {
+        let lesson: [&str; 2] = match &record.kind {
             RecordKind::VerifiedExample {
                 understanding,
                 answer,
-            } => [understanding.as_str(), answer.as_str()],
-            RecordKind::Clarification => ["", ""],
+            } => [understanding, answer],
+            RecordKind::Clarification { text } => [text, ""],
         };
-        [
-            record.question.as_str(),
-            record.clarification.as_str(),
-            record.key.as_str(),
-        ]
-        .into_iter()
-        .chain(example)
-        .any(|text| text.to_lowercase().contains(&needle))
+        [record.question.as_str(), record.key.as_str()]
+            .into_iter()
+            .chain(lesson)
+            .any(|text| text.to_lowercase().contains(&needle))
     }
 }
 

@@ -21,7 +21,7 @@ pub struct Timestamp(pub i64);
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RecordKind {
     /// The user's words about what a misread request means.
-    Clarification,
+    Clarification { text: String },
     /// A reply the user confirmed as right, kept as a demonstration.
     VerifiedExample {
         understanding: String,
@@ -121,7 +121,7 @@ pub struct MemoryRecord {
     pub id: RecordId,
     pub key: MemoryKey,
     pub question: String,
-    pub clarification: String,
+    /// What the lesson teaches; the kind carries its own text.
     pub kind: RecordKind,
     pub source: Source,
     pub created_at: Timestamp,
@@ -161,10 +161,42 @@ impl MemoryRecord {
 
     /// Whether two records teach the same thing (ids, history and stats aside).
     pub fn same_lesson(&self, other: &MemoryRecord) -> bool {
-        self.key == other.key
-            && self.question == other.question
-            && self.clarification == other.clarification
-            && self.kind == other.kind
+        self.key == other.key && self.question == other.question && self.kind == other.kind
+    }
+
+    /// A clarification's text; `None` for a verified example.
+    pub fn clarification(&self) -> Option<&str> {
+        self.kind.clarification_text()
+    }
+}
+
+impl RecordKind {
+    pub fn clarification(text: impl Into<String>) -> Self {
+        RecordKind::Clarification { text: text.into() }
+    }
+
+    /// The text when this is a clarification.
+    pub fn clarification_text(&self) -> Option<&str> {
+        match self {
+            RecordKind::Clarification { text } => Some(text),
+            RecordKind::VerifiedExample { .. } => None,
+        }
+    }
+
+    /// What the lesson says, as one line: the clarification, or "understanding is
+    /// answer" for a verified example.
+    pub fn text(&self) -> String {
+        match self {
+            RecordKind::Clarification { text } => text.clone(),
+            RecordKind::VerifiedExample {
+                understanding,
+                answer,
+            } => format!("{understanding} is {answer}"),
+        }
+    }
+
+    pub fn is_clarification(&self) -> bool {
+        matches!(self, RecordKind::Clarification { .. })
     }
 }
 

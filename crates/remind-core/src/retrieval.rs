@@ -175,8 +175,7 @@ pub(crate) mod test_records {
         for (i, (question, clarification)) in pairs.iter().enumerate() {
             let lesson = Lesson {
                 question: question.to_string(),
-                clarification: clarification.to_string(),
-                kind: RecordKind::Clarification,
+                kind: RecordKind::clarification(clarification.to_string()),
                 source: Source::UserStated,
             };
             let written = memory.plan_write(lesson, RecordId(format!("r{i}")), Timestamp(i as i64));

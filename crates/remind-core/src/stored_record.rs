@@ -127,9 +127,9 @@ impl From<&MemoryRecord> for StoredRecord {
             id: record.id.0.clone(),
             key: record.key.as_str().to_string(),
             question: record.question.clone(),
-            clarification: record.clarification.clone(),
+            clarification: record.clarification().unwrap_or_default().to_string(),
             kind: match &record.kind {
-                RecordKind::Clarification => StoredKind::Clarification,
+                RecordKind::Clarification { .. } => StoredKind::Clarification,
                 RecordKind::VerifiedExample {
                     understanding,
                     answer,
@@ -186,8 +186,11 @@ impl From<StoredRecord> for MemoryRecord {
             id: RecordId(stored.id),
             key: MemoryKey::from_stored(stored.key),
             question: stored.question,
+            // A verified example's `clarification` is empty on disk and means nothing.
             kind: match stored.kind {
-                StoredKind::Clarification => RecordKind::Clarification,
+                StoredKind::Clarification => RecordKind::Clarification {
+                    text: stored.clarification,
+                },
                 StoredKind::VerifiedExample {
                     understanding,
                     answer,
@@ -196,7 +199,6 @@ impl From<StoredRecord> for MemoryRecord {
                     answer,
                 },
             },
-            clarification: stored.clarification,
             source: match stored.source {
                 StoredSource::UserStated => Source::UserStated,
                 StoredSource::UserConfirmedProposal => Source::UserConfirmedProposal,

@@ -15,7 +15,7 @@ use crate::prompt::{
     attach_clarification,
 };
 use crate::prompt_breakdown::{AttachedClarification, ClarificationOrigin, PromptBreakdown};
-use crate::record::{MemoryRecord, RecordKind};
+use crate::record::MemoryRecord;
 use crate::retrieval::{Decision, Lookup, Query, Retriever, Score};
 use crate::verified_examples::{ChosenExample, ExampleBudget, select_examples};
 
@@ -116,9 +116,8 @@ pub fn build_turn(
         return Err(TurnError::EmptyQuestion);
     }
     // Examples are demonstrations, not clarifications: they never attach to a query.
-    let (clarifications, examples): (Vec<&MemoryRecord>, Vec<&MemoryRecord>) = memory
-        .current()
-        .partition(|r| r.kind == RecordKind::Clarification);
+    let (clarifications, examples): (Vec<&MemoryRecord>, Vec<&MemoryRecord>) =
+        memory.current().partition(|r| r.kind.is_clarification());
     let retrieval_query = match input.question_embedding {
         Some(vector) => Query::new(question).with_embedding(vector),
         None => Query::new(question),
@@ -147,7 +146,11 @@ pub fn build_turn(
         ),
         (None, Some(applied)) => {
             let clarification = AttachedClarification {
-                text: applied.record.clarification.clone(),
+                text: applied
+                    .record
+                    .clarification()
+                    .unwrap_or_default()
+                    .to_string(),
                 origin: ClarificationOrigin::Stored {
                     record: applied.record.id.clone(),
                     version: applied.record.version,
@@ -235,16 +238,15 @@ fn most_recent_examples(candidates: &[&MemoryRecord], k: usize) -> Vec<ChosenExa
 mod tests {
     use super::*;
     use crate::memory::Lesson;
-    use crate::record::{RecordId, Source, Timestamp};
+    use crate::record::{RecordId, RecordKind, Source, Timestamp};
     use crate::retrieval::LevenshteinRetriever;
 
-    fn memory_with(lessons: &[(&str, RecordKind, &str)]) -> FeedbackMemory {
+    fn memory_with(lessons: &[(&str, RecordKind)]) -> FeedbackMemory {
         let mut memory = FeedbackMemory::default();
-        for (i, (question, kind, clarification)) in lessons.iter().enumerate() {
+        for (i, (question, kind)) in lessons.iter().enumerate() {
             let written = memory.plan_write(
                 Lesson {
                     question: question.to_string(),
-                    clarification: clarification.to_string(),
                     kind: kind.clone(),
                     source: Source::UserStated,
                 },
@@ -271,14 +273,13 @@ mod tests {
         }
     }
 
-    fn example(question: &str) -> (&str, RecordKind, &'static str) {
+    fn example(question: &str) -> (&str, RecordKind) {
         (
             question,
             RecordKind::VerifiedExample {
                 understanding: format!("the reading of {question}"),
                 answer: "x".into(),
             },
-            "",
         )
     }
 
@@ -286,8 +287,7 @@ mod tests {
     fn a_turn_without_lesson_matching_sends_the_question_as_asked() {
         let memory = memory_with(&[(
             "What is like < fast > ?",
-            RecordKind::Clarification,
-            "I want a synonym",
+            RecordKind::clarification("I want a synonym"),
         )]);
         let template = PromptTemplate::paper_lexical();
         let input = TurnInput {
@@ -323,8 +323,7 @@ mod tests {
     fn a_one_time_clarification_replaces_the_stored_one_for_this_turn() {
         let memory = memory_with(&[(
             "What is like < fast > ?",
-            RecordKind::Clarification,
-            "I want a synonym",
+            RecordKind::clarification("I want a synonym"),
         )]);
         let template = PromptTemplate::paper_lexical();
         let retriever = LevenshteinRetriever::default();

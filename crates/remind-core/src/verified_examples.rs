@@ -40,7 +40,7 @@ pub fn demonstration(record: &MemoryRecord) -> Option<Example> {
             query: record.question.trim().to_string(),
             reply: format!(" {} is {} {END}", understanding.trim(), answer.trim()),
         }),
-        RecordKind::Clarification => None,
+        RecordKind::Clarification { .. } => None,
     }
 }
 
@@ -189,7 +189,6 @@ mod tests {
             id: RecordId(id.into()),
             key: example_key(question),
             question: question.into(),
-            clarification: String::new(),
             kind: RecordKind::VerifiedExample {
                 understanding: format!("the reading of {question}"),
                 answer: "yes".into(),
@@ -305,7 +304,7 @@ mod tests {
         let mut withdrawn = example("w", "What is like < fast > ?", 1);
         withdrawn.state = RecordState::Withdrawn;
         let mut clarification = example("c", "What is like < fast > ?", 2);
-        clarification.kind = RecordKind::Clarification;
+        clarification.kind = RecordKind::clarification("I want a synonym");
         let candidates = [&withdrawn, &clarification];
         let chosen = select_examples(
             &Query::new("What is like < fast > ?"),

@@ -255,11 +255,14 @@ impl ArmState {
                 available: self.settings.budget.prompt_tokens(),
             },
         })?;
-        let memory = turn.applied.as_ref().map(|applied| MemoryUse {
-            question: applied.record.question.clone(),
-            clarification: applied.record.clarification.clone(),
-            score: applied.score.value(),
-            lesson_type: TaskType::named_in_clarification(&applied.record.clarification),
+        let memory = turn.applied.as_ref().map(|applied| {
+            let clarification = applied.record.clarification().unwrap_or_default();
+            MemoryUse {
+                question: applied.record.question.clone(),
+                clarification: clarification.to_string(),
+                score: applied.score.value(),
+                lesson_type: TaskType::named_in_clarification(clarification),
+            }
         });
         Ok(PreparedStep {
             demonstrations: turn
@@ -297,7 +300,7 @@ impl ArmState {
                         .with_feedback(&task.question, fb, &task.gold_reply);
                 }
                 ArmKind::MemPrompt(_) | ArmKind::Verified(_) => {
-                    self.remember(index, task, RecordKind::Clarification, fb, embedding);
+                    self.remember(index, task, RecordKind::clarification(fb), embedding);
                 }
             }
         }
@@ -313,7 +316,7 @@ impl ArmState {
                 understanding: understanding.to_string(),
                 answer: answer.to_string(),
             };
-            self.remember(index, task, kind, "", embedding);
+            self.remember(index, task, kind, embedding);
         }
         Judgement {
             understood,
@@ -326,16 +329,14 @@ impl ArmState {
         index: usize,
         task: &RenderedTask,
         kind: RecordKind,
-        clarification: &str,
         embedding: Option<&[f32]>,
     ) {
         let id = match kind {
-            RecordKind::Clarification => format!("{}-{index}", self.kind.name()),
+            RecordKind::Clarification { .. } => format!("{}-{index}", self.kind.name()),
             RecordKind::VerifiedExample { .. } => format!("{}-{index}-example", self.kind.name()),
         };
         let lesson = Lesson {
             question: task.question.trim().to_string(),
-            clarification: clarification.to_string(),
             kind,
             source: Source::UserStated,
         };

@@ -56,8 +56,7 @@ mod tests {
         let written = memory.plan_write(
             Lesson {
                 question: "how do i boil an egg?".into(),
-                clarification: "soft boiled".into(),
-                kind: RecordKind::Clarification,
+                kind: RecordKind::clarification("soft boiled"),
                 source: Source::UserStated,
             },
             RecordId("egg".into()),

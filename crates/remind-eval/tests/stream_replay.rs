@@ -132,13 +132,14 @@ fn replay(
                 let record = memory
                     .get(&scored.record)
                     .expect("a retrieved record exists");
-                let lesson_type = TaskType::named_in_clarification(&record.clarification);
+                let lesson_type =
+                    TaskType::named_in_clarification(record.clarification().unwrap_or_default());
                 if lesson_type == Some(task.task_type) {
                     counts.hits += 1;
                 } else {
                     counts.wrong_type += 1;
                 }
-                attach_clarification(&task.question, &record.clarification)
+                attach_clarification(&task.question, record.clarification().unwrap_or_default())
             }
         };
         let reply = parse_reply(&scripted_completion(task, &sent), false);
@@ -154,8 +155,7 @@ fn replay(
             }
             let lesson = Lesson {
                 question: task.question.clone(),
-                clarification: fb,
-                kind: RecordKind::Clarification,
+                kind: RecordKind::clarification(fb),
                 source: Source::UserStated,
             };
             let mut written =

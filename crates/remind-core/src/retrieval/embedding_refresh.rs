@@ -7,7 +7,7 @@
 
 use crate::memory::FeedbackMemory;
 use crate::memory_key::MemoryKey;
-use crate::record::{MemoryRecord, RecordKind, StoredEmbedding};
+use crate::record::{MemoryRecord, StoredEmbedding};
 
 /// The text semantic retrieval embeds for a question or a stored lesson.
 pub fn embedded_text(key: &MemoryKey) -> &str {
@@ -16,7 +16,7 @@ pub fn embedded_text(key: &MemoryKey) -> &str {
 
 fn needs_embedding(record: &MemoryRecord, model: &str) -> bool {
     record.is_current()
-        && record.kind == RecordKind::Clarification
+        && record.kind.is_clarification()
         && record.embedding.as_ref().is_none_or(|e| e.model != model)
 }
 

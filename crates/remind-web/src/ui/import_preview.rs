@@ -36,7 +36,7 @@ fn summary(preview: &ImportPreview) -> String {
 fn existing_text(line: &KeyPreview) -> String {
     line.existing
         .as_ref()
-        .map_or_else(|| "—".to_string(), |r| r.clarification.clone())
+        .map_or_else(|| "—".to_string(), |r| r.kind.text())
 }
 
 #[component]
@@ -51,7 +51,7 @@ pub fn ImportPreviewView(preview: ImportPreview) -> impl IntoView {
                 <tr data-status=status_label(line.status)>
                     <td>{line.imported.question.clone()}</td>
                     <td>{status_label(line.status)}</td>
-                    <td>{line.imported.clarification.clone()}</td>
+                    <td>{line.imported.kind.text()}</td>
                     <td>{existing}</td>
                 </tr>
             }

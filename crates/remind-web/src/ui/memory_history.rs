@@ -27,7 +27,7 @@ pub fn MemoryHistory(key: MemoryKey) -> impl IntoView {
                 children=move |record| view! {
                     <li class="memory-history-entry" data-state=state_label(record.state)>
                         "v" {record.version} " · " {state_label(record.state)} ": “"
-                        {record.clarification.clone()} "” — " {source_label(record.source)} ", "
+                        {record.kind.text()} "” — " {source_label(record.source)} ", "
                         {change_label(&record)}
                     </li>
                 }

@@ -32,7 +32,7 @@ fn verified_label(record: &MemoryRecord) -> Option<String> {
             understanding,
             answer,
         } => Some(format!("{understanding} is {answer}")),
-        RecordKind::Clarification => None,
+        RecordKind::Clarification { .. } => None,
     }
 }
 
@@ -41,10 +41,12 @@ pub fn MemoryItem(record: MemoryRecord) -> impl IntoView {
     let page = use_page();
     let panel = RwSignal::new(Panel::None);
     let show_history = RwSignal::new(false);
-    let draft = RwSignal::new(record.clarification.clone());
+    let draft = RwSignal::new(record.clarification().unwrap_or_default().to_string());
     let busy = RwSignal::new(false);
 
     let is_current = record.is_current();
+    // A verified example is a confirmed reply, not text to rewrite.
+    let editable = is_current && record.kind.is_clarification();
     let flagged = record.is_flagged();
     let id = record.id.clone();
     let key = record.key.clone();
@@ -133,7 +135,7 @@ pub fn MemoryItem(record: MemoryRecord) -> impl IntoView {
         <li class="memory-item" data-id=record.id.0.clone() data-state=state_label(record.state)
             data-flagged=flagged.to_string()>
             <p class="memory-question">{record.question.clone()}</p>
-            <p class="memory-clarification">{record.clarification.clone()}</p>
+            <p class="memory-clarification">{record.clarification().unwrap_or_default().to_string()}</p>
             {verified_label(&record).map(|text| view! { <p class="memory-verified">{text}</p> })}
             <p class="memory-meta">
                 {kind_label(&record)} " · " {state_label(record.state)} " · scope: always · "
@@ -144,8 +146,10 @@ pub fn MemoryItem(record: MemoryRecord) -> impl IntoView {
                 </Show>
             </p>
             <div class="memory-actions">
-                <Show when=move || is_current>
+                <Show when=move || editable>
                     <button type="button" class="memory-edit" on:click=move |_| toggle(Panel::Edit)>"Edit"</button>
+                </Show>
+                <Show when=move || is_current>
                     <button type="button" class="memory-withdraw" prop:disabled=busy on:click=withdraw.clone()>"Withdraw"</button>
                     <button type="button" class="memory-undo" on:click=move |_| toggle(Panel::Undo)>"Undo…"</button>
                 </Show>

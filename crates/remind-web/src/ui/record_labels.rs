@@ -39,7 +39,7 @@ pub fn decision_label(decision: Decision) -> String {
 
 pub fn kind_label(record: &MemoryRecord) -> &'static str {
     match record.kind {
-        RecordKind::Clarification => "clarification",
+        RecordKind::Clarification { .. } => "clarification",
         RecordKind::VerifiedExample { .. } => "verified example",
     }
 }

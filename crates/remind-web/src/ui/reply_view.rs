@@ -62,7 +62,7 @@ fn Applied(applied: AppliedMemory) -> impl IntoView {
     view! {
         <aside id="applied-memory" class="applied" data-score=score_attribute>
             <strong>"Applied memory: "</strong>
-            <span class="applied-clarification">{applied.record.clarification}</span>
+            <span class="applied-clarification">{applied.record.clarification().unwrap_or_default().to_string()}</span>
             <span class="applied-source">" (taught on: “" {applied.record.question} "”; " {score} ")"</span>
         </aside>
     }

@@ -12,7 +12,7 @@ fn replaces_line(preview: &AcceptPreview) -> String {
     match &preview.replaces {
         Some(current) => format!(
             "Accepting replaces the current lesson: “{}”",
-            current.clarification
+            current.kind.text()
         ),
         None => "Accepting adds a new lesson for this kind of question.".into(),
     }
