@@ -36,6 +36,11 @@ test('a correction is stored, survives reload and restart, and is attached to a 
     // 2. The user says what they meant; "Saved" only once IndexedDB committed.
     await correct(page, CLARIFICATION);
     await waitForMemoryCount(page, countBefore + 1);
+    // The "Saved" belongs to that turn: the next question clears it.
+    await ask(page, 'What is like < slow > ?');
+    const status = page.locator('#clarification-status');
+    assert.equal(await status.getAttribute('data-state'), 'idle', 'a new question clears the last save status');
+    assert.equal((await status.textContent()).trim(), '', 'no "Saved" is left under the next question');
 
     // 3. A reload keeps it.
     await page.reload({ waitUntil: 'load' });

@@ -173,6 +173,17 @@ fn export_then_import_then_export_gives_the_same_bytes() {
 }
 
 #[test]
+fn a_file_saved_with_a_byte_order_mark_imports_like_one_without() {
+    let plain = json_of(&sample_memory());
+    let mut marked = b"\xEF\xBB\xBF".to_vec();
+    marked.extend_from_slice(plain.as_bytes());
+    assert_eq!(
+        parse_import(&marked).expect("a BOM is not content"),
+        parse_import(plain.as_bytes()).unwrap()
+    );
+}
+
+#[test]
 fn html_in_a_lesson_is_accepted_as_plain_text() {
     let bytes = document_with(|records| {
         let i = index_of(records, "like-2");

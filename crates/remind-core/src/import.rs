@@ -125,6 +125,8 @@ pub fn parse_import(bytes: &[u8]) -> Result<ImportedFile, ImportRejection> {
             limit: MAX_IMPORT_BYTES,
         }));
     }
+    // Editors on some systems save JSON with a byte-order mark; it is not content.
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let root: Value = serde_json::from_slice(bytes).map_err(|e| {
         reject(ImportError::Malformed {
             line: e.line(),

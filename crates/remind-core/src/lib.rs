@@ -13,6 +13,7 @@ pub mod levenshtein;
 pub mod memory;
 pub mod memory_key;
 pub mod memory_query;
+pub mod name_table;
 pub mod prompt;
 pub mod prompt_breakdown;
 pub mod record;

@@ -4,6 +4,7 @@
 //! so the query is a pure function of the memory and the filter.
 
 use crate::memory::FeedbackMemory;
+use crate::name_table::NameTable;
 use crate::record::{MemoryRecord, RecordKind, RecordState};
 
 /// Which kinds of lesson to show.
@@ -27,52 +28,22 @@ pub enum StateFilter {
 }
 
 impl KindFilter {
-    /// Each filter with its name in the page's controls and its label, spelled once.
-    pub const NAMES: [(KindFilter, &'static str, &'static str); 3] = [
-        (KindFilter::Any, "any", "all kinds"),
-        (KindFilter::Clarification, "clarification", "clarifications"),
-        (KindFilter::VerifiedExample, "verified", "verified examples"),
-    ];
-
-    pub fn name(self) -> &'static str {
-        Self::NAMES
-            .iter()
-            .find(|(k, _, _)| *k == self)
-            .map_or("any", |(_, n, _)| n)
-    }
-
-    /// The filter a control's value names; an unknown name shows every kind.
-    pub fn from_name(name: &str) -> Self {
-        Self::NAMES
-            .iter()
-            .find(|(_, n, _)| *n == name)
-            .map_or(KindFilter::Any, |(k, _, _)| *k)
-    }
+    /// The names the page's filter control uses.
+    pub const NAMES: NameTable<KindFilter> = NameTable(&[
+        (KindFilter::Any, "any"),
+        (KindFilter::Clarification, "clarification"),
+        (KindFilter::VerifiedExample, "verified"),
+    ]);
 }
 
 impl StateFilter {
-    /// Each filter with its name in the page's controls and its label, spelled once.
-    pub const NAMES: [(StateFilter, &'static str, &'static str); 4] = [
-        (StateFilter::Current, "current", "current"),
-        (StateFilter::Superseded, "superseded", "replaced"),
-        (StateFilter::Withdrawn, "withdrawn", "withdrawn"),
-        (StateFilter::Any, "any", "all states"),
-    ];
-
-    pub fn name(self) -> &'static str {
-        Self::NAMES
-            .iter()
-            .find(|(k, _, _)| *k == self)
-            .map_or("current", |(_, n, _)| n)
-    }
-
-    /// The filter a control's value names; an unknown name shows current lessons.
-    pub fn from_name(name: &str) -> Self {
-        Self::NAMES
-            .iter()
-            .find(|(_, n, _)| *n == name)
-            .map_or(StateFilter::Current, |(k, _, _)| *k)
-    }
+    /// The names the page's filter control uses.
+    pub const NAMES: NameTable<StateFilter> = NameTable(&[
+        (StateFilter::Current, "current"),
+        (StateFilter::Superseded, "superseded"),
+        (StateFilter::Withdrawn, "withdrawn"),
+        (StateFilter::Any, "any"),
+    ]);
 }
 
 /// A search over the memory; `MemoryFilter::default()` lists every current lesson.
@@ -152,16 +123,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_filter_round_trips_through_its_control_name() {
-        for (kind, name, _) in KindFilter::NAMES {
-            assert_eq!(KindFilter::from_name(name), kind);
-            assert_eq!(kind.name(), name);
+    fn every_filter_has_a_control_name() {
+        for kind in [
+            KindFilter::Any,
+            KindFilter::Clarification,
+            KindFilter::VerifiedExample,
+        ] {
+            assert_eq!(
+                KindFilter::NAMES.find(KindFilter::NAMES.name(kind)),
+                Some(kind)
+            );
         }
-        for (state, name, _) in StateFilter::NAMES {
-            assert_eq!(StateFilter::from_name(name), state);
-            assert_eq!(state.name(), name);
+        for state in [
+            StateFilter::Current,
+            StateFilter::Superseded,
+            StateFilter::Withdrawn,
+            StateFilter::Any,
+        ] {
+            assert_eq!(
+                StateFilter::NAMES.find(StateFilter::NAMES.name(state)),
+                Some(state)
+            );
         }
-        assert_eq!(KindFilter::from_name("nonsense"), KindFilter::Any);
-        assert_eq!(StateFilter::from_name("nonsense"), StateFilter::Current);
     }
 }

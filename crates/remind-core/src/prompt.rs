@@ -7,6 +7,8 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::name_table::NameTable;
+
 /// Separator between a question and its reply, and between examples, as the paper's
 /// runtime substitutes it for `[SEP]` (the trailing slash is part of it).
 pub const SEPARATOR: &str = "\n\n###\n\n/";
@@ -65,27 +67,12 @@ pub enum PromptMode {
 }
 
 impl PromptMode {
-    /// Each mode with its name in settings, export files and command lines; serde's
+    /// Each mode's name in settings, export files and command lines; serde's
     /// lower-case names are these (a test holds them together).
-    pub const NAMES: [(PromptMode, &'static str); 2] = [
+    pub const NAMES: NameTable<PromptMode> = NameTable(&[
         (PromptMode::Completion, "completion"),
         (PromptMode::Chat, "chat"),
-    ];
-
-    pub fn name(self) -> &'static str {
-        Self::NAMES
-            .iter()
-            .find(|(mode, _)| *mode == self)
-            .map_or("completion", |(_, name)| name)
-    }
-
-    /// The mode `name` names, if any.
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::NAMES
-            .iter()
-            .find(|(_, n)| *n == name.trim())
-            .map(|(mode, _)| *mode)
-    }
+    ]);
 }
 
 /// What is sent for one turn, in the endpoint's mode.
@@ -325,12 +312,12 @@ mod tests {
 
     #[test]
     fn a_prompt_modes_name_is_its_serde_name() {
-        for (mode, name) in PromptMode::NAMES {
+        for mode in [PromptMode::Completion, PromptMode::Chat] {
+            let name = PromptMode::NAMES.name(mode);
             assert_eq!(serde_json::to_value(mode).unwrap(), name);
-            assert_eq!(PromptMode::from_name(name), Some(mode));
-            assert_eq!(mode.name(), name);
+            assert_eq!(PromptMode::NAMES.find(name), Some(mode));
         }
-        assert_eq!(PromptMode::from_name("instruct"), None);
+        assert_eq!(PromptMode::NAMES.find("instruct"), None);
     }
 
     #[test]

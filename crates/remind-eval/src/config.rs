@@ -211,11 +211,10 @@ fn prompt_choice(value: &str) -> Result<PromptChoice, String> {
 }
 
 fn prompt_mode(value: &str) -> Result<PromptMode, String> {
-    match value {
-        "completion" => Ok(PromptMode::Completion),
-        "chat" => Ok(PromptMode::Chat),
-        other => Err(format!("is completion or chat, not \"{other}\"")),
-    }
+    PromptMode::NAMES.find(value).ok_or_else(|| {
+        let names: Vec<&str> = PromptMode::NAMES.names().collect();
+        format!("is {}, not \"{value}\"", names.join(" or "))
+    })
 }
 
 /// Empty entries are skipped, so a trailing comma is harmless.

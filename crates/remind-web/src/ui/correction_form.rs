@@ -61,11 +61,13 @@ pub fn CorrectionForm() -> impl IntoView {
     let proposal = RwSignal::new(None::<RuleProposal>);
     let answered = move || matches!(page.turn.get(), TurnState::Answered(_));
 
-    // A new question closes the form and clears its last status.
+    // A new question closes the form and clears its last status: a "Saved" or a
+    // refusal belongs to the turn it was about.
     Effect::new(move |_| {
         if !answered() {
             open.set(false);
             proposal.set(None);
+            save.set(SaveState::Idle);
         }
     });
 

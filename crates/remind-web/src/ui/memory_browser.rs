@@ -5,6 +5,7 @@ use leptos::prelude::*;
 
 use crate::ui::memory_item::MemoryItem;
 use crate::ui::page_context::use_page;
+use crate::ui::record_labels::{kind_filter_label, state_filter_label};
 use remind_core::memory_query::{self, KindFilter, MemoryFilter, StateFilter};
 use remind_core::record::MemoryRecord;
 
@@ -53,10 +54,16 @@ pub fn MemoryBrowser() -> impl IntoView {
         n => format!(" ({n} to review)"),
     };
     let empty = move || records.with(Vec::is_empty);
-    let kind_options =
-        KindFilter::NAMES.map(|(_, name, label)| view! { <option value=name>{label}</option> });
-    let state_options =
-        StateFilter::NAMES.map(|(_, name, label)| view! { <option value=name>{label}</option> });
+    let kind_options = KindFilter::NAMES
+        .values()
+        .map(|k| view! { <option value=KindFilter::NAMES.name(k)>{kind_filter_label(k)}</option> })
+        .collect_view();
+    let state_options = StateFilter::NAMES
+        .values()
+        .map(
+            |s| view! { <option value=StateFilter::NAMES.name(s)>{state_filter_label(s)}</option> },
+        )
+        .collect_view();
 
     view! {
         <details class="memory-browser" id="memory-browser">
@@ -66,12 +73,12 @@ pub fn MemoryBrowser() -> impl IntoView {
             <div class="memory-filters">
                 <input id="memory-search" type="search" placeholder="Search questions and clarifications"
                     prop:value=text on:input=move |ev| text.set(event_target_value(&ev))/>
-                <select id="memory-kind" prop:value=move || kind.get().name()
-                    on:change=move |ev| kind.set(KindFilter::from_name(&event_target_value(&ev)))>
+                <select id="memory-kind" prop:value=move || KindFilter::NAMES.name(kind.get())
+                    on:change=move |ev| kind.set(KindFilter::NAMES.find(&event_target_value(&ev)).unwrap_or_default())>
                     {kind_options}
                 </select>
-                <select id="memory-state" prop:value=move || state.get().name()
-                    on:change=move |ev| state.set(StateFilter::from_name(&event_target_value(&ev)))>
+                <select id="memory-state" prop:value=move || StateFilter::NAMES.name(state.get())
+                    on:change=move |ev| state.set(StateFilter::NAMES.find(&event_target_value(&ev)).unwrap_or_default())>
                     {state_options}
                 </select>
                 <label class="inline">

@@ -1,6 +1,7 @@
 //! The words the page uses for a record's kind, source, state and time, and for why a
 //! lesson was or was not matched, in one place so every view names them the same way.
 
+use remind_core::memory_query::{KindFilter, StateFilter};
 use remind_core::record::{ChangeReason, MemoryRecord, RecordKind, RecordState, Source, Timestamp};
 use remind_core::retrieval::Decision;
 
@@ -41,6 +42,23 @@ pub fn kind_label(record: &MemoryRecord) -> &'static str {
     match record.kind {
         RecordKind::Clarification { .. } => "clarification",
         RecordKind::VerifiedExample { .. } => "verified example",
+    }
+}
+
+pub fn kind_filter_label(filter: KindFilter) -> &'static str {
+    match filter {
+        KindFilter::Any => "all kinds",
+        KindFilter::Clarification => "clarifications",
+        KindFilter::VerifiedExample => "verified examples",
+    }
+}
+
+pub fn state_filter_label(filter: StateFilter) -> &'static str {
+    match filter {
+        StateFilter::Current => "current",
+        StateFilter::Superseded => "replaced",
+        StateFilter::Withdrawn => "withdrawn",
+        StateFilter::Any => "all states",
     }
 }
 

@@ -15,8 +15,10 @@ pub fn SettingsPanel() -> impl IntoView {
     let api_key = RwSignal::new(initial.endpoint.api_key.clone().unwrap_or_default());
     let model = RwSignal::new(initial.endpoint.model.clone());
     let mode = RwSignal::new(initial.endpoint.mode);
-    let mode_options =
-        PromptMode::NAMES.map(|(_, name)| view! { <option value=name>{name}</option> });
+    let mode_options = PromptMode::NAMES
+        .names()
+        .map(|name| view! { <option value=name>{name}</option> })
+        .collect_view();
     let timeout = RwSignal::new(initial.endpoint.timeout_seconds.to_string());
     let tau = RwSignal::new(format!("{:.2}", initial.semantic_tau));
     let status = RwSignal::new(String::new());
@@ -59,9 +61,9 @@ pub fn SettingsPanel() -> impl IntoView {
                 <input id="settings-model" type="text" prop:value=model
                     on:input=move |ev| model.set(event_target_value(&ev))/>
                 <label for="settings-mode">"Mode"</label>
-                <select id="settings-mode" prop:value=move || mode.get().name()
+                <select id="settings-mode" prop:value=move || PromptMode::NAMES.name(mode.get())
                     on:change=move |ev| {
-                        mode.set(PromptMode::from_name(&event_target_value(&ev)).unwrap_or_default())
+                        mode.set(PromptMode::NAMES.find(&event_target_value(&ev)).unwrap_or_default())
                     }>
                     {mode_options}
                 </select>
