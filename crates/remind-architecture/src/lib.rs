@@ -1,2 +1,3 @@
-//! The workspace's shape as data: which crate is which layer and which crates each may
-//! depend on. `tests/architecture.rs` holds every manifest to it.
+//! No code of its own: this crate exists for `tests/architecture.rs`, which checks the
+//! workspace's shape (the layer table of crates, one platform dependency per adapter,
+//! a why-line atop every file) from outside every layer.

@@ -1,5 +1,5 @@
 //! Measures where the HNSW index starts to pay off against the exact scan, to set
-//! `HNSW_FROM_LEN` in `src/domain/retrieval/vector_index.rs`.
+//! `HNSW_FROM_LEN` in `src/vector_index.rs`.
 //!
 //! Run in release: `cargo run --release --example bench_vector_index [--clustered]
 //! [--with-100k]`. Vectors are seeded random unit vectors of dimension 384 (MiniLM's

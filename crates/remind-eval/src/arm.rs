@@ -12,7 +12,7 @@ use crate::keyword_check::understanding_names_task;
 use crate::simulated_user::SimulatedUser;
 use crate::task_stream::{RenderedTask, TaskType};
 use remind_core::memory::{FeedbackMemory, Lesson};
-use remind_core::prompt::{PromptError, PromptMode, PromptTemplate, TokenBudget};
+use remind_core::prompt::{PromptMode, PromptTemplate, TokenBudget};
 use remind_core::record::{RecordId, RecordKind, Source, StoredEmbedding, Timestamp};
 use remind_core::reply::ParsedReply;
 use remind_core::retrieval::{HybridRetriever, LevenshteinRetriever, Retriever, SemanticRetriever};
@@ -180,7 +180,7 @@ impl ArmState {
         &self,
         task: &RenderedTask,
         embedding: Option<&[f32]>,
-    ) -> Result<PreparedStep, PromptError> {
+    ) -> Result<PreparedStep, TurnError> {
         let question = task.question.trim();
         let tau = self.settings.tau;
         let by_wording = LevenshteinRetriever::default();
@@ -247,14 +247,7 @@ impl ArmState {
             question_embedding: embedding,
             one_time_clarification: None,
         };
-        let turn = build_turn(&self.memory, &config, &input).map_err(|e| match e {
-            TurnError::Prompt(e) => e,
-            // A task's question is never blank; an empty one cannot fit any prompt.
-            TurnError::EmptyQuestion => PromptError::TooLong {
-                needed: 0,
-                available: self.settings.budget.prompt_tokens(),
-            },
-        })?;
+        let turn = build_turn(&self.memory, &config, &input)?;
         let memory = turn.applied.as_ref().map(|applied| {
             let clarification = applied.record.clarification().unwrap_or_default();
             MemoryUse {

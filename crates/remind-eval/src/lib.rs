@@ -1,5 +1,6 @@
-//! remind-eval: replays the MemPrompt paper's experiment through the page's own domain
-//! code against any OpenAI-compatible endpoint, and reports it like the paper's tables.
+//! remind-eval: replays the MemPrompt paper's experiment through the page's own turn
+//! pipeline against any OpenAI-compatible endpoint, and reports it like the paper's
+//! tables.
 //!
 //! Everything only the experiment uses lives here, not in the product's core: the task
 //! streams, the paper's baselines, the simulated user, the keyword checker, the seeded
@@ -37,7 +38,7 @@ use thiserror::Error;
 
 use crate::task_stream::TaskStreamError;
 use remind_app::ports::{EmbedError, LlmError};
-use remind_core::prompt::PromptError;
+use remind_core::turn::TurnError;
 
 pub use config::{EvalConfig, parse_args};
 pub use runner::{RunReport, run};
@@ -82,7 +83,7 @@ pub enum EvalError {
     Prompt {
         arm: String,
         index: usize,
-        source: PromptError,
+        source: TurnError,
     },
     #[error(
         "arm {arm}, step {index}: the request failed after {attempts} attempt(s): {source} The steps so far are logged; rerun the same command to resume."

@@ -1,5 +1,7 @@
 //! Finding the stored embedding nearest a question's: an exact scan for the memories
 //! people actually have, an HNSW graph once a memory is big enough for it to pay off.
+//! Measured here (`examples/bench_vector_index.rs`); the page's semantic retriever scans
+//! exactly, and no browser memory has yet reached the size where HNSW wins.
 //!
 //! Both answer with the position of the vector (in the order given) and its cosine,
 //! so a caller can swap one for the other by size alone, see [`choose_index`].

@@ -1,10 +1,10 @@
 //! MiniLM run by tract inside headless Chromium matches the reference embeddings, as
-//! it does natively (tests/embedder_parity.rs): the wasm build, SIMD kernels included,
-//! computes the same function.
+//! it does natively (`remind-embedder/tests/embedder_parity.rs`): the wasm build, SIMD
+//! kernels included, computes the same function.
 //!
-//! The model is fetched the way the worker fetches it, from `assets/minilm/` (linked by
-//! `scripts/setup-embedder`), which wasm-bindgen-test-runner serves from the crate root.
-//! Built with `--features embedder` (scripts/test), as the worker is.
+//! The model is fetched the way the worker fetches it, from `assets/minilm/`, which
+//! wasm-bindgen-test-runner serves from this crate's folder (`scripts/setup-embedder`
+//! links the files there).
 #![cfg(target_arch = "wasm32")]
 
 use remind_test_support as support;
