@@ -151,11 +151,7 @@ where
 
     /// Current lessons that misfire often enough to be shown for review.
     pub fn flagged_count(&self) -> usize {
-        self.memory
-            .borrow()
-            .current()
-            .filter(|r| r.is_flagged())
-            .count()
+        memory_query::flagged_count(&self.memory.borrow())
     }
 
     /// Every record of a key, current and historical, oldest first.

@@ -46,6 +46,12 @@ impl StateFilter {
     ]);
 }
 
+/// How many current lessons misfire often enough to be shown for review
+/// ([`MemoryRecord::is_flagged`]).
+pub fn flagged_count(memory: &FeedbackMemory) -> usize {
+    memory.current().filter(|r| r.is_flagged()).count()
+}
+
 /// A search over the memory; `MemoryFilter::default()` lists every current lesson.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MemoryFilter {

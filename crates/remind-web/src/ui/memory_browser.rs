@@ -47,7 +47,7 @@ pub fn MemoryBrowser() -> impl IntoView {
     });
     let flagged = Memo::new(move |_| {
         page.memory
-            .with(|memory| memory.current().filter(|r| r.is_flagged()).count())
+            .with(|memory| memory_query::flagged_count(memory))
     });
     let flagged_text = move || match flagged.get() {
         0 => String::new(),

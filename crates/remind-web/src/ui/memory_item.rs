@@ -7,7 +7,7 @@ use leptos::task::spawn_local;
 use crate::ui::memory_history::MemoryHistory;
 use crate::ui::page_context::use_page;
 use crate::ui::record_labels::{change_label, kind_label, source_label, state_label};
-use remind_core::record::{MemoryRecord, RecordKind};
+use remind_core::record::MemoryRecord;
 use remind_core::withdrawal::UndoOutcome;
 
 /// Which inline panel of the item is open.
@@ -27,13 +27,7 @@ fn stats_label(record: &MemoryRecord) -> String {
 }
 
 fn verified_label(record: &MemoryRecord) -> Option<String> {
-    match &record.kind {
-        RecordKind::VerifiedExample {
-            understanding,
-            answer,
-        } => Some(format!("{understanding} is {answer}")),
-        RecordKind::Clarification { .. } => None,
-    }
+    (!record.kind.is_clarification()).then(|| record.kind.text())
 }
 
 #[component]
