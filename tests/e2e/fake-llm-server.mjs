@@ -12,6 +12,14 @@
 // user's words ("… I want a synonym").
 // Specials: "__slow__" waits 30 s, "__badjson__" answers 200 with a non-JSON body,
 // "__500__" answers HTTP 500.
+// Endpoint failures (errors.test.mjs):
+//   "__drip__" sends 200 and its headers at once, then the body one space every 250 ms
+//   for 30 s (`dripMs`) before the JSON, so only a deadline on the body read stops it;
+//   "__429once__" answers 429 with Retry-After: 1 on odd hits and the normal reply on
+//   even ones; "__503twice__" always answers 503 with Retry-After: 1; "__429long__"
+//   always answers 429 with Retry-After: 120; "__502html__" answers 502 with nginx's
+//   HTML page; "__echoauth__" answers 400 quoting the request's Authorization header.
+// Retry-After is listed in Access-Control-Expose-Headers, else the page could not read it.
 // Test hooks: GET /__requests → JSON list of the received /v1/*completions request bodies;
 // POST /__reset clears it.
 //
@@ -112,12 +120,39 @@ const CORS = {
   'Access-Control-Allow-Headers': 'content-type, authorization',
   'Access-Control-Allow-Methods': 'GET, POST, OPTIONS',
   'Access-Control-Max-Age': '600',
+  'Access-Control-Expose-Headers': 'Retry-After',
 };
 
-function send(res, status, body, type = 'application/json') {
+export const NGINX_502_PAGE =
+  '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx/1.18.0 (Ubuntu)</center>\r\n</body>\r\n</html>\r\n';
+
+function send(res, status, body, type = 'application/json', headers = {}) {
   const data = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { ...CORS, 'Content-Type': type, 'Content-Length': Buffer.byteLength(data) });
+  res.writeHead(status, { ...CORS, ...headers, 'Content-Type': type, 'Content-Length': Buffer.byteLength(data) });
   res.end(data);
+}
+
+/**
+ * Like `send`, but the body trickles in: headers at once, then one space (valid JSON
+ * whitespace) every `everyMs` for `forMs`, then the body. `timers` holds the interval so
+ * close() can stop it.
+ */
+function drip(res, status, body, { forMs, everyMs = 250, timers }) {
+  const data = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, { ...CORS, 'Content-Type': 'application/json' });
+  res.write(' ');
+  const started = Date.now();
+  const t = setInterval(() => {
+    if (res.destroyed) return stop();
+    if (Date.now() - started >= forMs) {
+      stop();
+      return res.end(data);
+    }
+    res.write(' ');
+  }, everyMs);
+  const stop = () => { clearInterval(t); timers.delete(t); };
+  timers.add(t);
+  res.on('close', stop);
 }
 
 function usage(promptText, completion) {
@@ -130,9 +165,16 @@ function usage(promptText, completion) {
  * Starts the fake on host:port (port 0 = a free port). Resolves to
  * { server, port, url, baseUrl, requests, close() }; baseUrl ends in /v1.
  */
-export function startFakeLlm({ host = '127.0.0.1', port = 0, slowMs = 30_000, log = false } = {}) {
+export function startFakeLlm({ host = '127.0.0.1', port = 0, slowMs = 30_000, dripMs = 30_000, log = false } = {}) {
   const requests = [];
   const timers = new Set();
+  // Hits per special, for the ones that answer differently the second time.
+  const hits = new Map();
+  const hit = (name) => {
+    const n = (hits.get(name) ?? 0) + 1;
+    hits.set(name, n);
+    return n;
+  };
   let counter = 0;
   const server = http.createServer((req, res) => {
     const chunks = [];
@@ -148,6 +190,7 @@ export function startFakeLlm({ host = '127.0.0.1', port = 0, slowMs = 30_000, lo
       if (req.method === 'GET' && path === '/__requests') return send(res, 200, requests);
       if (req.method === 'POST' && path === '/__reset') {
         requests.length = 0;
+        hits.clear();
         return send(res, 200, { ok: true });
       }
       if (req.method === 'GET' && (path === '/health' || path === '/v1/health')) {
@@ -172,9 +215,22 @@ export function startFakeLlm({ host = '127.0.0.1', port = 0, slowMs = 30_000, lo
       requests.push(body);
       const query = isCompletion ? queryFromPrompt(body.prompt) : queryFromMessages(body.messages);
       const promptText = isCompletion ? String(body.prompt ?? '') : JSON.stringify(body.messages ?? []);
-      const reply = () => {
+      const reply = (ok = send) => {
         if (query.includes('__500__')) return send(res, 500, { error: { message: 'fake internal error' } });
         if (query.includes('__badjson__')) return send(res, 200, 'this is <not> json {', 'text/plain');
+        if (query.includes('__502html__')) return send(res, 502, NGINX_502_PAGE, 'text/html');
+        if (query.includes('__503twice__')) {
+          return send(res, 503, { error: { message: 'fake overloaded' } }, 'application/json', { 'Retry-After': '1' });
+        }
+        if (query.includes('__429long__')) {
+          return send(res, 429, { error: { message: 'fake rate limit' } }, 'application/json', { 'Retry-After': '120' });
+        }
+        if (query.includes('__429once__') && hit('__429once__') % 2 === 1) {
+          return send(res, 429, { error: { message: 'fake rate limit' } }, 'application/json', { 'Retry-After': '1' });
+        }
+        if (query.includes('__echoauth__')) {
+          return send(res, 400, { error: { message: `unexpected header Authorization: ${req.headers.authorization ?? '(none)'}` } });
+        }
         const reflection = isCompletion
           ? reflect(String(body.prompt ?? ''))
           : reflect(String(body.messages?.at(-1)?.content ?? ''));
@@ -183,13 +239,13 @@ export function startFakeLlm({ host = '127.0.0.1', port = 0, slowMs = 30_000, lo
         const created = 1_700_000_000 + counter;
         const model = body.model || 'fake-model';
         if (isCompletion) {
-          return send(res, 200, {
+          return ok(res, 200, {
             id, object: 'text_completion', created, model,
             choices: [{ index: 0, text, logprobs: null, finish_reason: 'stop' }],
             usage: usage(promptText, text),
           });
         }
-        return send(res, 200, {
+        return ok(res, 200, {
           id, object: 'chat.completion', created, model,
           choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
           usage: usage(promptText, text),
@@ -199,6 +255,8 @@ export function startFakeLlm({ host = '127.0.0.1', port = 0, slowMs = 30_000, lo
         const t = setTimeout(() => { timers.delete(t); if (!res.destroyed) reply(); }, slowMs);
         timers.add(t);
         res.on('close', () => { clearTimeout(t); timers.delete(t); });
+      } else if (query.includes('__drip__')) {
+        reply((r, status, data) => drip(r, status, data, { forMs: dripMs, timers }));
       } else {
         reply();
       }

@@ -3,9 +3,10 @@
 //! Announcing in the store, not in each use-case, means no write path can forget it,
 //! and a failed write is never announced.
 
-use crate::ports::{ChangeFeed, MemoryStore, StoreError};
+use crate::ports::{ChangeFeed, MemoryStore, StoreChange, StoreError};
 use remind_core::learning_curve::TurnEvent;
-use remind_core::record::{MemoryRecord, RecordId};
+use remind_core::record::MemoryRecord;
+use remind_core::stored_rows::StoredMemory;
 
 pub struct AnnouncedStore<S, F> {
     pub store: S,
@@ -13,12 +14,32 @@ pub struct AnnouncedStore<S, F> {
 }
 
 impl<S: MemoryStore, F: ChangeFeed> MemoryStore for AnnouncedStore<S, F> {
-    async fn load(&self) -> Result<Vec<MemoryRecord>, StoreError> {
-        self.store.load().await
+    async fn load_all(&self) -> Result<StoredMemory, StoreError> {
+        self.store.load_all().await
     }
 
-    async fn commit(&self, put: &[MemoryRecord], erase: &[RecordId]) -> Result<(), StoreError> {
-        self.store.commit(put, erase).await?;
+    async fn transact(
+        &self,
+        plan: impl FnOnce(Vec<MemoryRecord>) -> StoreChange,
+    ) -> Result<(), StoreError> {
+        let mut changed = false;
+        self.store
+            .transact(|records| {
+                let change = plan(records);
+                changed = !change.is_empty();
+                change
+            })
+            .await?;
+        // A plan that changed nothing (a refusal, a stale version) wrote nothing, so
+        // the other tabs have nothing to re-read.
+        if changed {
+            self.feed.announce();
+        }
+        Ok(())
+    }
+
+    async fn erase_unreadable(&self, keys: &[String]) -> Result<(), StoreError> {
+        self.store.erase_unreadable(keys).await?;
         self.feed.announce();
         Ok(())
     }

@@ -1,6 +1,8 @@
 //! Correcting: the user's clarification passes the write gate, then is stored.
 //!
-//! A correction is reported as saved only after the store committed it; a refused or
+//! The gate sees both texts a lesson stores: the clarification and the turn's
+//! question. A "just this once" clarification is never stored, so its question is
+//! not checked. A correction is reported as saved only after the store committed it; a refused or
 //! failed write leaves the store unchanged. A correction of a turn whose lesson was
 //! applied and still misread supersedes that lesson and counts the failure against it.
 
@@ -72,6 +74,11 @@ pub async fn save_correction(
         }
         Err(refusal) => return (None, Err(refusal.into())),
         Ok(()) => {}
+    }
+    // A lasting lesson stores its question too (and exports it), so a key typed into
+    // the question is refused here, before anything is read or written.
+    if let Err(refusal) = write_gate::admit_question(&turn.prepared.question) {
+        return (None, Err(refusal.into()));
     }
     let lesson = Lesson {
         question: turn.prepared.question.clone(),

@@ -9,22 +9,49 @@ use thiserror::Error;
 use crate::settings::Endpoint;
 use remind_core::learning_curve::TurnEvent;
 use remind_core::record::{MemoryRecord, RecordId, Timestamp};
+use remind_core::stored_rows::{StoredMemory, UnreadableRecord};
 
 /// Durable storage of memory records.
+///
+/// Every change goes through [`MemoryStore::transact`]: the read a change is planned
+/// on and the write it makes are one step that no other writer (another tab) can come
+/// between, so a version check means what it says.
 pub trait MemoryStore {
-    /// Every stored record, current and historical.
-    async fn load(&self) -> Result<Vec<MemoryRecord>, StoreError>;
-    /// Writes all `records` in one transaction; returns only after it committed.
+    /// Every stored row: the records this Remind can read, and the rows it cannot,
+    /// set aside untouched (see [`remind_core::stored_rows`]).
+    async fn load_all(&self) -> Result<StoredMemory, StoreError>;
+    /// The records this Remind can read, current and historical.
+    async fn load(&self) -> Result<Vec<MemoryRecord>, StoreError> {
+        Ok(self.load_all().await?.records)
+    }
+    /// Reads every readable record, lets `plan` decide a change from them, and commits
+    /// that change, all in one exclusive step; returns only after it committed. An
+    /// empty change writes nothing. A change that would overwrite an unreadable row is
+    /// refused ([`StoreError::WouldOverwriteUnreadable`]) and nothing is written.
+    async fn transact(
+        &self,
+        plan: impl FnOnce(Vec<MemoryRecord>) -> StoreChange,
+    ) -> Result<(), StoreError>;
+    /// Puts `put` and deletes `erase` in one step, all or nothing, planned on nothing
+    /// the store holds (a test's seed, a write that does not depend on a read).
+    async fn commit(&self, put: &[MemoryRecord], erase: &[RecordId]) -> Result<(), StoreError> {
+        let change = StoreChange {
+            put: put.to_vec(),
+            erase: erase.to_vec(),
+        };
+        self.transact(move |_| change).await
+    }
+    /// Writes all `records` in one step.
     async fn write(&self, records: &[MemoryRecord]) -> Result<(), StoreError> {
         self.commit(records, &[]).await
     }
-    /// Puts `put` and deletes the records `erase` in one transaction, all or nothing;
-    /// returns only after it committed. Import's "replace" relies on the atomicity.
-    async fn commit(&self, put: &[MemoryRecord], erase: &[RecordId]) -> Result<(), StoreError>;
-    /// Deletes records for good, in one transaction.
+    /// Deletes records for good, in one step.
     async fn erase(&self, ids: &[RecordId]) -> Result<(), StoreError> {
         self.commit(&[], ids).await
     }
+    /// Deletes unreadable rows for good, named by their keys
+    /// ([`remind_core::stored_rows::UnreadableRecord::key`]), in one step.
+    async fn erase_unreadable(&self, keys: &[String]) -> Result<(), StoreError>;
     /// Asks the platform not to evict the memory under storage pressure; returns
     /// whether it is now persistent.
     async fn request_persistence(&self) -> Result<bool, StoreError>;
@@ -33,6 +60,31 @@ pub trait MemoryStore {
     async fn append_turn_event(&self, event: &TurnEvent) -> Result<(), StoreError>;
     /// Every logged turn event, in the order they were appended.
     async fn load_turn_events(&self) -> Result<Vec<TurnEvent>, StoreError>;
+}
+
+/// The records one change puts and erases, committed together or not at all.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StoreChange {
+    pub put: Vec<MemoryRecord>,
+    pub erase: Vec<RecordId>,
+}
+
+impl StoreChange {
+    pub fn put(records: Vec<MemoryRecord>) -> Self {
+        StoreChange {
+            put: records,
+            erase: Vec::new(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.put.is_empty() && self.erase.is_empty()
+    }
+
+    /// The first record this change would write over an unreadable row, if any.
+    pub fn overwrites_unreadable<'a>(&self, stored: &'a StoredMemory) -> Option<&'a UnreadableRecord> {
+        self.put.iter().find_map(|record| stored.unreadable_under(&record.id))
+    }
 }
 
 /// Tells other views of the same memory (other tabs) that it changed, so they re-read
@@ -53,6 +105,18 @@ pub enum StoreError {
     Failed(String),
     #[error("stored memory could not be read ({0})")]
     Corrupt(String),
+    #[error(
+        "not saved: it would overwrite the stored record {id}, which this version of Remind cannot read; export or delete that record in the memory browser first"
+    )]
+    WouldOverwriteUnreadable { id: String },
+    #[error(
+        "this memory was written by a newer version of Remind (storage version {found}, this page knows {known}); reload this tab to get the newer version, or close the tab that has it"
+    )]
+    NewerVersion { found: String, known: u32 },
+    #[error(
+        "another Remind tab still has the memory open in an older version, so it cannot be upgraded; close or reload the other Remind tabs, then reload this one"
+    )]
+    UpgradeBlocked,
 }
 
 pub use remind_core::turn::CompletionRequest;
@@ -73,19 +137,33 @@ pub trait LanguageModel {
     ) -> Result<Completion, LlmError>;
 }
 
+/// Why a model request failed, in words the user can act on.
+///
+/// A message shows its URL redacted (`user:pass@` as `***@`, key-like query values as
+/// `***`) whoever built the error, so neither the page nor a harness log echoes a
+/// credential; `openai_wire::scrub` also masks the API key in every field.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum LlmError {
     #[error(
-        "Could not reach the model at {url}. Is the server running, and does it allow requests from this page (CORS)? Check the base URL in settings."
+        "Could not reach the model at {}. Is the server running, and does it allow requests from this page (CORS)? Check the base URL in settings.",
+        crate::openai_wire::redact_url(.url)
     )]
     Unreachable { url: String },
+    /// However the deadline hit: connecting, waiting for headers, or reading the body.
     #[error(
-        "The model at {url} timed out after {seconds} s. It may be overloaded or the model too large; try again or raise the timeout."
+        "The model at {} timed out after {seconds} s. It may be overloaded or the model too large; try again or raise the timeout.",
+        crate::openai_wire::redact_url(.url)
     )]
     TimedOut { url: String, seconds: u64 },
     #[error("The endpoint refused the API key (HTTP {status}). Check the key in settings.")]
     Unauthorized { status: u16 },
-    #[error("The endpoint answered HTTP {status}: {detail}")]
+    /// Any other error status. `detail` is the server's explanation reduced to one line
+    /// (a page to its title); for 429 and 503 it also says whether the one retry was
+    /// made and when to try again.
+    #[error(
+        "{} HTTP {status}: {detail}",
+        crate::openai_wire::http_error_heading(*.status)
+    )]
     Http { status: u16, detail: String },
     #[error(
         "The endpoint sent a reply that is not valid JSON ({detail}). Is the base URL an OpenAI-compatible API (usually ending in /v1)?"

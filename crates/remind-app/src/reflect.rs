@@ -103,7 +103,8 @@ pub async fn propose_rule(
 /// Stores an accepted rule (`edited`, if the user changed it) as the lesson of the
 /// proposal's key, if `expected` (the version the preview showed, `None` for "no
 /// lesson") still holds. Returns the store's memory as it now stands alongside the
-/// outcome (`None` when the gate refused before anything was read).
+/// outcome (`None` when the gate refused the text or the question before anything was
+/// read).
 pub async fn accept_rule(
     store: &impl MemoryStore,
     clock: &impl Clock,
@@ -113,9 +114,10 @@ pub async fn accept_rule(
     expected: Option<u32>,
 ) -> (Option<FeedbackMemory>, Result<Written, ReflectError>) {
     let text = proposal.text_to_store(edited).to_string();
-    if let Err(refusal) =
-        write_gate::admit(&text, Origin::UserConfirmedProposal, Durability::Lasting)
-    {
+    // The rule is stored beside the proposal's question: both must pass the gate.
+    let admitted = write_gate::admit(&text, Origin::UserConfirmedProposal, Durability::Lasting)
+        .and_then(|()| write_gate::admit_question(&proposal.question));
+    if let Err(refusal) = admitted {
         return (None, Err(refusal.into()));
     }
     let lesson = Lesson {

@@ -9,30 +9,13 @@
 use thiserror::Error;
 
 use crate::ports::{MemoryStore, StoreError};
+use remind_core::import_plan::ImportPlanError;
 use remind_core::memory::{FeedbackMemory, MemoryError, Written};
 use remind_core::memory_key::MemoryKey;
 use remind_core::record::{MemoryRecord, RecordId, Timestamp};
 use remind_core::withdrawal::{UndoOutcome, Undone};
 
-/// The records one change puts and erases, committed together or not at all.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct StoreChange {
-    pub put: Vec<MemoryRecord>,
-    pub erase: Vec<RecordId>,
-}
-
-impl StoreChange {
-    pub fn put(records: Vec<MemoryRecord>) -> Self {
-        StoreChange {
-            put: records,
-            erase: Vec::new(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.put.is_empty() && self.erase.is_empty()
-    }
-}
+pub use crate::ports::StoreChange;
 
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum ReviseError {
@@ -42,6 +25,8 @@ pub enum ReviseError {
     Store(#[from] StoreError),
     #[error("the memory changed since the import preview was shown; preview the file again")]
     ChangedSincePreview,
+    #[error(transparent)]
+    ImportRefused(#[from] ImportPlanError),
 }
 
 /// How a revision ended, and the memory as the store now holds it (`None` when the
@@ -52,22 +37,41 @@ pub struct Revision<T> {
     pub outcome: Result<T, ReviseError>,
 }
 
-/// Reads the store, plans a change on what it holds, and commits the change. A plan
-/// that is refused, or a commit that fails, leaves the store as it was.
+/// What a plan decided: a value and the change that makes it true, or a refusal.
+type Planned<T> = Result<(T, StoreChange), ReviseError>;
+
+/// Reads the store, plans a change on what it holds, and commits the change, in one
+/// [`MemoryStore::transact`] step, so no other tab's write can fall between the read
+/// the plan saw and the write it makes. A plan that is refused, or a commit that
+/// fails, leaves the store as it was.
 pub async fn revise<T>(
     store: &impl MemoryStore,
-    plan: impl FnOnce(&FeedbackMemory) -> Result<(T, StoreChange), ReviseError>,
+    plan: impl FnOnce(&FeedbackMemory) -> Planned<T>,
 ) -> Revision<T> {
-    let mut memory = match store.load().await {
-        Ok(records) => FeedbackMemory::from_records(records),
-        Err(e) => {
-            return Revision {
-                memory: None,
-                outcome: Err(e.into()),
+    let mut planned: Option<(FeedbackMemory, Planned<T>)> = None;
+    let committed = store
+        .transact(|records| {
+            let memory = FeedbackMemory::from_records(records);
+            let outcome = plan(&memory);
+            let change = match &outcome {
+                Ok((_, change)) => change.clone(),
+                Err(_) => StoreChange::default(),
             };
-        }
+            planned = Some((memory, outcome));
+            change
+        })
+        .await;
+    let Some((mut memory, outcome)) = planned else {
+        // The store could not even be read: nothing was planned, nothing written.
+        let error = committed.err().unwrap_or_else(|| {
+            StoreError::Failed("the store neither read nor refused".into())
+        });
+        return Revision {
+            memory: None,
+            outcome: Err(error.into()),
+        };
     };
-    let (value, change) = match plan(&memory) {
+    let (value, change) = match outcome {
         Ok(planned) => planned,
         Err(e) => {
             return Revision {
@@ -76,9 +80,7 @@ pub async fn revise<T>(
             };
         }
     };
-    if !change.is_empty()
-        && let Err(e) = store.commit(&change.put, &change.erase).await
-    {
+    if let Err(e) = committed {
         return Revision {
             memory: Some(memory),
             outcome: Err(e.into()),

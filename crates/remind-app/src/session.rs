@@ -34,6 +34,7 @@ use remind_core::memory_query::{self, MemoryFilter};
 use remind_core::prompt::PromptTemplate;
 use remind_core::record::{MemoryRecord, RecordId, RecordKind};
 use remind_core::reflection::{self, AcceptPreview, RuleProposal};
+use remind_core::stored_rows::UnreadableRecord;
 use remind_core::retrieval::{HybridRetriever, LevenshteinRetriever, Retriever};
 use remind_core::turn::{TurnInput, build_turn};
 use remind_core::verified_examples::ExampleBudget;
@@ -52,6 +53,8 @@ pub struct Ports<S, L, C, I, P, E> {
 
 /// Told of every new memory snapshot the session takes on.
 type MemoryListener = Box<dyn Fn(Arc<FeedbackMemory>)>;
+/// Told of the stored rows the session could not read, after every load.
+type UnreadableListener = Box<dyn Fn(Arc<Vec<UnreadableRecord>>)>;
 
 pub struct Session<S, L, C, I, P, E> {
     ports: Ports<S, L, C, I, P, E>,
@@ -59,6 +62,9 @@ pub struct Session<S, L, C, I, P, E> {
     /// replaces the snapshot whole instead of mutating what a reader holds.
     memory: RefCell<Arc<FeedbackMemory>>,
     memory_listener: RefCell<Option<MemoryListener>>,
+    /// Rows the store holds that this Remind cannot read: kept, shown, never written.
+    unreadable: RefCell<Arc<Vec<UnreadableRecord>>>,
+    unreadable_listener: RefCell<Option<UnreadableListener>>,
     settings: RefCell<Settings>,
     template: PromptTemplate,
     example_budget: ExampleBudget,
@@ -82,6 +88,8 @@ where
             ports,
             memory: RefCell::new(Arc::new(FeedbackMemory::default())),
             memory_listener: RefCell::new(None),
+            unreadable: RefCell::new(Arc::new(Vec::new())),
+            unreadable_listener: RefCell::new(None),
             settings: RefCell::new(settings),
             template: PromptTemplate::general(),
             example_budget: ExampleBudget::default(),
@@ -99,11 +107,35 @@ where
         self
     }
 
-    /// Reads every stored record; returns how many lessons are current.
+    /// Reads every stored record; returns how many lessons are current. Rows that
+    /// cannot be read are set aside (see [`Session::unreadable`]), never a reason to
+    /// show no memory at all.
     pub async fn load(&self) -> Result<usize, StoreError> {
-        let records = self.ports.store.load().await?;
-        self.take_on(Some(FeedbackMemory::from_records(records)));
+        let stored = self.ports.store.load_all().await?;
+        self.take_on(Some(FeedbackMemory::from_records(stored.records)));
+        let unreadable = Arc::new(stored.unreadable);
+        *self.unreadable.borrow_mut() = unreadable.clone();
+        if let Some(listener) = self.unreadable_listener.borrow().as_ref() {
+            listener(unreadable);
+        }
         Ok(self.current_count())
+    }
+
+    /// The stored rows the last load could not read, with their raw text.
+    pub fn unreadable(&self) -> Arc<Vec<UnreadableRecord>> {
+        self.unreadable.borrow().clone()
+    }
+
+    /// Calls `listener` with the unreadable rows after every load.
+    pub fn on_unreadable_change(&self, listener: impl Fn(Arc<Vec<UnreadableRecord>>) + 'static) {
+        *self.unreadable_listener.borrow_mut() = Some(Box::new(listener));
+    }
+
+    /// Deletes unreadable rows for good (named by [`UnreadableRecord::key`]), then
+    /// re-reads the store; returns how many lessons are current.
+    pub async fn erase_unreadable(&self, keys: &[String]) -> Result<usize, StoreError> {
+        self.ports.store.erase_unreadable(keys).await?;
+        self.load().await
     }
 
     /// The memory as the session holds it now: a snapshot that later changes do not

@@ -74,7 +74,8 @@ impl Endpoint {
         let url = self.base_url.trim();
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(format!(
-                "the base URL must start with http:// or https:// (got \"{url}\")"
+                "the base URL must start with http:// or https:// (got \"{}\")",
+                crate::openai_wire::redact_url(url)
             ));
         }
         if self.model.trim().is_empty() {
@@ -139,5 +140,14 @@ mod tests {
         let mut endpoint = Settings::default().endpoint;
         endpoint.base_url = "localhost:8081".into();
         assert!(endpoint.validate().unwrap_err().contains("http://"));
+    }
+
+    #[test]
+    fn a_refused_url_is_quoted_without_its_password() {
+        let mut endpoint = Settings::default().endpoint;
+        endpoint.base_url = "me:s3cret@localhost:8081/v1".into();
+        let err = endpoint.validate().unwrap_err();
+        assert!(!err.contains("s3cret"), "{err}");
+        assert!(err.contains("***@localhost:8081/v1"), "{err}");
     }
 }

@@ -4,7 +4,8 @@
 //! An import is two steps the user sees: a preview of what the file would change,
 //! then the chosen mode applied in one store call. If the memory changed between
 //! the two (another tab), the import is refused rather than applied to a memory the
-//! user did not preview.
+//! user did not preview. The plan is made, and checked for the history it would
+//! leave, inside the store's write step, on the records as they are at that moment.
 
 use thiserror::Error;
 
@@ -12,7 +13,9 @@ use crate::ports::{MemoryStore, StoreError};
 use crate::revise::{ReviseError, Revision, StoreChange, revise};
 use remind_core::export::{Embeddings, export};
 use remind_core::import::{ImportRejection, ImportedFile, parse_import};
-use remind_core::import_plan::{ImportMode, ImportPlan, ImportPreview, plan_import, preview};
+use remind_core::import_plan::{
+    ImportMode, ImportPlan, ImportPreview, plan_import, preview,
+};
 use remind_core::memory::FeedbackMemory;
 use remind_core::record::Timestamp;
 
@@ -59,7 +62,9 @@ pub async fn preview_import(
     Ok(PendingImport { document, preview })
 }
 
-/// Applies a previewed import with the chosen mode, in one store call.
+/// Applies a previewed import with the chosen mode, in one store call. Refused, with
+/// nothing written, if the memory changed since the preview, or if the plan would
+/// leave an inconsistent history ([`ReviseError::ImportRefused`]).
 pub async fn apply_import(
     store: &impl MemoryStore,
     pending: &PendingImport,
@@ -69,7 +74,7 @@ pub async fn apply_import(
         if !same_records(&preview(memory, &pending.document), &pending.preview) {
             return Err(ReviseError::ChangedSincePreview);
         }
-        let plan = plan_import(memory, &pending.document, mode);
+        let plan = plan_import(memory, &pending.document, mode)?;
         let change = StoreChange {
             put: plan.put.clone(),
             erase: plan.erase.clone(),

@@ -8,7 +8,9 @@ use futures::FutureExt;
 
 use remind_app::announced_store::AnnouncedStore;
 use remind_app::in_memory_store::InMemoryStore;
-use remind_app::ports::{ChangeFeed, MemoryStore, StoreError};
+use remind_app::ports::{ChangeFeed, MemoryStore, StoreChange, StoreError};
+use remind_core::memory::{FeedbackMemory, Lesson};
+use remind_core::record::{MemoryRecord, RecordId, Timestamp};
 
 #[derive(Default)]
 struct CountingFeed(Cell<u32>);
@@ -27,6 +29,13 @@ fn now<T>(future: impl Future<Output = T>) -> T {
         .expect("the in-memory store does not wait")
 }
 
+fn a_lesson() -> MemoryRecord {
+    let lesson = Lesson::user_clarification("What is like < fast > ?", "I want a synonym");
+    FeedbackMemory::default()
+        .plan_write(lesson, RecordId("a".into()), Timestamp(1))
+        .current
+}
+
 #[test]
 fn a_committed_change_is_announced_once() {
     let feed = CountingFeed::default();
@@ -34,7 +43,7 @@ fn a_committed_change_is_announced_once() {
         store: InMemoryStore::default(),
         feed: &feed,
     };
-    now(store.commit(&[], &[])).unwrap();
+    now(store.commit(&[a_lesson()], &[])).unwrap();
     assert_eq!(feed.0.get(), 1);
     now(store.load()).unwrap();
     assert_eq!(feed.0.get(), 1, "a read is not a change");
@@ -49,6 +58,17 @@ fn a_failed_write_is_never_announced() {
         store: inner,
         feed: &feed,
     };
-    assert_eq!(now(store.write(&[])), Err(StoreError::QuotaExceeded));
+    assert_eq!(now(store.write(&[a_lesson()])), Err(StoreError::QuotaExceeded));
     assert_eq!(feed.0.get(), 0);
+}
+
+#[test]
+fn a_plan_that_changes_nothing_is_not_announced() {
+    let feed = CountingFeed::default();
+    let store = AnnouncedStore {
+        store: InMemoryStore::default(),
+        feed: &feed,
+    };
+    now(store.transact(|_| StoreChange::default())).unwrap();
+    assert_eq!(feed.0.get(), 0, "nothing was written, so no tab need re-read");
 }

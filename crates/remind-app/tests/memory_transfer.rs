@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use remind_app::ports::MemoryStore;
 use remind_app::revise::ReviseError;
+use remind_app::transfer::TransferError;
 use remind_core::export::{EXPORT_FORMAT, Embeddings, ExportDocument, export};
 use remind_core::import::{ImportError, MAX_IMPORT_BYTES, history_problems, parse_import};
 use remind_core::import_plan::{ImportMode, KeyStatus, plan_import, preview};
@@ -18,6 +19,7 @@ use remind_core::memory_key::MemoryKey;
 use remind_core::record::{
     MemoryRecord, RecordId, RecordKind, RecordState, StoredEmbedding, Timestamp,
 };
+use remind_core::verified_examples::example_key;
 use support::scripted::{SharedStore, block_on, session_over};
 
 fn write(memory: &mut FeedbackMemory, question: &str, fb: &str, id: &str, at: i64) {
@@ -69,6 +71,8 @@ fn sample_memory() -> FeedbackMemory {
         understanding: "the capital of France <b>bold</b>".into(),
         answer: "Paris".into(),
     };
+    // An example lives under its own key, as the memory stores it.
+    example.key = example_key("capital of France?");
     example.stats = example.stats.applied().applied().failed_after_applied();
     example.embedding = Some(StoredEmbedding {
         model: "minilm".into(),
@@ -485,7 +489,7 @@ fn the_preview_tells_new_identical_newer_older_and_conflicting_keys_apart() {
             .all(|k| k.status == KeyStatus::Identical)
     );
 
-    let merge = plan_import(&here, &file, ImportMode::Merge);
+    let merge = plan_import(&here, &file, ImportMode::Merge).expect("a consistent merge");
     assert!(merge.erase.is_empty());
     let put: Vec<&str> = merge.put.iter().map(|r| r.id.0.as_str()).collect();
     assert!(put.contains(&"like-3") && put.contains(&"egg-1") && !put.contains(&"ex-file"));
@@ -513,7 +517,7 @@ fn the_preview_tells_new_identical_newer_older_and_conflicting_keys_apart() {
         "an older file changes nothing"
     );
 
-    let replace = plan_import(&here, &file, ImportMode::Replace);
+    let replace = plan_import(&here, &file, ImportMode::Replace).expect("a consistent replace");
     let mut replaced = here.clone();
     replaced.erase(&replace.erase);
     replaced.apply_records(&replace.put);
@@ -600,6 +604,261 @@ fn a_question_asked_between_preview_and_apply_does_not_void_the_preview() {
     assert!(
         plan.is_ok(),
         "usage counters are not a change the user must re-preview: {plan:?}"
+    );
+}
+
+// --- Ids, keys and the history a merge leaves -------------------------------------
+
+const EGG: &str = "How do I boil an egg?";
+
+/// A store holding `records`, and a session importing into it.
+fn target_holding(records: &[MemoryRecord]) -> (SharedStore, support::scripted::TestSession) {
+    let target = SharedStore::default();
+    block_on(MemoryStore::write(&*target.0, records)).unwrap();
+    let importer = session_over(&target, "dst");
+    (target, importer)
+}
+
+fn line_of<'p>(
+    preview: &'p remind_core::import_plan::ImportPreview,
+    key: &MemoryKey,
+) -> &'p remind_core::import_plan::KeyPreview {
+    preview.keys.iter().find(|k| &k.key == key).unwrap()
+}
+
+fn stored(store: &SharedStore, id: &str) -> MemoryRecord {
+    store
+        .0
+        .snapshot()
+        .into_iter()
+        .find(|r| r.id.0 == id)
+        .unwrap()
+}
+
+/// The sample memory plus one record no current Remind writes: what an import before
+/// ids and keys were checked could leave behind.
+fn sample_with(stray: impl FnOnce(&MemoryRecord) -> MemoryRecord) -> Vec<MemoryRecord> {
+    let memory = sample_memory();
+    let like = memory.get(&RecordId("like-2".into())).unwrap().clone();
+    let mut records = memory.records().to_vec();
+    records.push(stray(&like));
+    records
+}
+
+/// The sample memory where the like lesson was corrected once more: newer in the file.
+fn corrected_again() -> String {
+    let mut memory = sample_memory();
+    write(
+        &mut memory,
+        "What is like < x > ?",
+        "I want a close synonym",
+        "like-3",
+        10,
+    );
+    json_of(&memory)
+}
+
+#[test]
+fn an_import_reusing_the_id_of_another_questions_lesson_is_a_conflict_and_the_lesson_stays() {
+    let (target, importer) = target_holding(sample_memory().records());
+    let mut theirs = FeedbackMemory::default();
+    write(&mut theirs, EGG, "I mean soft-boiled", "like-2", 20);
+
+    let pending = block_on(importer.preview_import(json_of(&theirs).as_bytes())).unwrap();
+    assert_eq!(
+        pending.preview.count(KeyStatus::New),
+        0,
+        "not previewed as new"
+    );
+    let egg = line_of(&pending.preview, &MemoryKey::of_question(EGG));
+    assert_eq!(egg.status, KeyStatus::Conflict);
+    assert_eq!(egg.reused_ids.len(), 1);
+    assert_eq!(egg.reused_ids[0].id, RecordId("like-2".into()));
+    assert_eq!(egg.reused_ids[0].here.question, "what is like <slow>?");
+    assert_eq!(egg.reused_ids[0].in_file.question, EGG);
+
+    let before = target.0.snapshot();
+    let plan = block_on(importer.apply_import(&pending, ImportMode::Merge)).unwrap();
+    assert!(plan.put.is_empty(), "{:?}", plan.put);
+    assert_eq!(plan.kept_here, [MemoryKey::of_question(EGG)]);
+    assert_eq!(target.0.snapshot(), before, "the store is as it was");
+    let lesson = stored(&target, "like-2");
+    assert_eq!(lesson.question, "what is like <slow>?");
+    assert_eq!(lesson.clarification(), Some("I want a synonym"));
+    assert!(lesson.is_current());
+    assert!(history_problems(&target.0.snapshot()).is_empty());
+}
+
+#[test]
+fn a_replace_may_reuse_a_stored_id_because_the_memory_becomes_the_file() {
+    let (target, importer) = target_holding(sample_memory().records());
+    let mut theirs = FeedbackMemory::default();
+    write(&mut theirs, EGG, "I mean soft-boiled", "like-2", 20);
+    let pending = block_on(importer.preview_import(json_of(&theirs).as_bytes())).unwrap();
+    block_on(importer.apply_import(&pending, ImportMode::Replace)).unwrap();
+    assert_eq!(target.0.snapshot(), theirs.records());
+}
+
+#[test]
+fn a_file_copy_of_a_stored_record_with_other_words_is_a_conflict_however_late_it_changed() {
+    let (target, importer) = target_holding(sample_memory().records());
+    let file = document_with(|records| {
+        let i = index_of(records, "like-2");
+        records[i]["clarification"] = json!("I want an antonym");
+        records[i]["change"]["at"] = json!(99);
+    });
+    let pending = block_on(importer.preview_import(&file)).unwrap();
+    let like = line_of(
+        &pending.preview,
+        &MemoryKey::of_question("what is like <x>?"),
+    );
+    assert_eq!(like.status, KeyStatus::Conflict, "not newer");
+    assert_eq!(like.reused_ids[0].id, RecordId("like-2".into()));
+
+    block_on(importer.apply_import(&pending, ImportMode::Merge)).unwrap();
+    assert_eq!(
+        stored(&target, "like-2").clarification(),
+        Some("I want a synonym")
+    );
+}
+
+#[test]
+fn a_record_whose_key_is_not_its_questions_key_is_refused_naming_the_key_it_should_have() {
+    let bytes = document_with(|records| {
+        let i = index_of(records, "like-2");
+        records[i]["key"] = json!("what is unlike < > ?");
+    });
+    let i = serde_json::from_slice::<Value>(&bytes).unwrap()["records"]
+        .as_array()
+        .map(|r| index_of(r, "like-2"))
+        .unwrap();
+    let found = problems(&bytes);
+    assert_eq!(
+        found,
+        [ImportError::WrongKey {
+            path: format!("records[{i}].key"),
+            found: "what is unlike < > ?".into(),
+            expected: "what is like < > ?".into(),
+        }]
+    );
+    assert!(
+        found[0]
+            .to_string()
+            .starts_with(&format!("records[{i}].key: ")),
+        "{}",
+        found[0]
+    );
+
+    let (target, importer) = target_holding(&[]);
+    assert!(matches!(
+        block_on(importer.preview_import(&bytes)),
+        Err(TransferError::Rejected(_))
+    ));
+    assert!(target.0.snapshot().is_empty());
+}
+
+#[test]
+fn a_merge_that_would_leave_two_current_lessons_for_a_question_is_refused_and_writes_nothing() {
+    let records = sample_with(|like| MemoryRecord {
+        id: RecordId("like-stray".into()),
+        question: "what is like <quick>?".into(),
+        kind: RecordKind::clarification("I want a rhyme"),
+        version: 3,
+        supersedes: None,
+        ..like.clone()
+    });
+    let (target, importer) = target_holding(&records);
+    let pending = block_on(importer.preview_import(corrected_again().as_bytes())).unwrap();
+    let refused = block_on(importer.apply_import(&pending, ImportMode::Merge))
+        .expect_err("two current lessons for one key");
+    let text = refused.to_string();
+    assert!(
+        text.contains("inconsistent history")
+            && text.contains("already has a current record")
+            && text.contains("record \"like-stray\" (here)"),
+        "{text}"
+    );
+    assert_eq!(target.0.snapshot(), records, "nothing was written");
+}
+
+#[test]
+fn a_merge_that_would_leave_a_history_link_to_a_missing_record_is_refused() {
+    let records = sample_with(|like| MemoryRecord {
+        id: RecordId("like-0".into()),
+        state: RecordState::Superseded,
+        supersedes: None,
+        superseded_by: Some(RecordId("vanished".into())),
+        ..like.clone()
+    });
+    let (target, importer) = target_holding(&records);
+    let pending = block_on(importer.preview_import(corrected_again().as_bytes())).unwrap();
+    let refused = block_on(importer.apply_import(&pending, ImportMode::Merge))
+        .expect_err("a link to a record that is not there");
+    let text = refused.to_string();
+    assert!(
+        text.contains("record \"like-0\" (here).superseded_by: points at \"vanished\""),
+        "{text}"
+    );
+    assert_eq!(target.0.snapshot(), records, "nothing was written");
+}
+
+#[test]
+fn a_file_saved_with_a_byte_order_mark_previews_and_merges_through_the_session() {
+    let (target, importer) = target_holding(&[]);
+    let mut marked = b"\xEF\xBB\xBF".to_vec();
+    marked.extend_from_slice(json_of(&sample_memory()).as_bytes());
+    let pending = block_on(importer.preview_import(&marked)).expect("a BOM is not content");
+    assert_eq!(
+        pending.preview.count(KeyStatus::New),
+        pending.preview.keys.len()
+    );
+    block_on(importer.apply_import(&pending, ImportMode::Merge)).unwrap();
+    assert_eq!(target.0.snapshot().len(), sample_memory().records().len());
+}
+
+#[test]
+fn a_secret_in_an_imported_question_or_a_history_record_is_refused_with_its_path() {
+    let question = "what is like <slow>? my password: hunter2";
+    let bytes = document_with(|records| {
+        let i = index_of(records, "like-2");
+        records[i]["question"] = json!(question);
+        records[i]["key"] = json!(MemoryKey::of_question(question).as_str());
+        // like-1 is history: superseded, never shown as the current lesson.
+        let j = index_of(records, "like-1");
+        records[j]["clarification"] = json!("rhymes; api_key = sk-live-abcdefghijklmnopqrstu");
+        let k = index_of(records, "ex-1");
+        records[k]["understanding"] = json!("the card 4111 1111 1111 1111");
+    });
+    let records = serde_json::from_slice::<Value>(&bytes).unwrap()["records"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let at = |id: &str, field: &str| format!("records[{}].{field}", index_of(&records, id));
+    let found = problems(&bytes);
+    let secrets: Vec<&str> = found
+        .iter()
+        .filter_map(|p| match p {
+            ImportError::Secret { path, .. } => Some(path.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        secrets,
+        {
+            let mut expected = [
+                at("like-2", "question"),
+                at("like-1", "clarification"),
+                at("ex-1", "understanding"),
+            ];
+            expected.sort_by_key(|path| {
+                path.trim_start_matches("records[")
+                    .split(']')
+                    .next()
+                    .and_then(|n| n.parse::<usize>().ok())
+            });
+            expected
+        },
+        "{found:?}"
     );
 }
 

@@ -2,9 +2,14 @@
 //! it is used, and every problem is named by its JSON path.
 //!
 //! The file comes from outside (another browser, a backup, a hand edit, an attacker),
-//! so parsing never panics, has a size limit, refuses control characters and secrets,
-//! and checks that the history it describes is consistent (ids unique, supersede links
-//! pointing at records that exist and agree, at most one current record per key).
+//! so parsing never panics, has a size limit, refuses control characters, and passes
+//! every stored text (question, clarification, an example's understanding and answer,
+//! history records included) through the write gate's secret and length checks. Each
+//! record's key must be the one the memory computes from its question, since the key
+//! decides which questions a lesson is applied to. The history the file describes must
+//! be consistent (ids unique, supersede links pointing at records that exist and agree,
+//! at most one current record per key); the same check runs again on the memory a
+//! merge would leave ([`crate::import_plan::plan_import`]).
 //! HTML or script in strings is accepted as plain text: the page renders record text
 //! only as text nodes, never as markup.
 
@@ -14,6 +19,7 @@ use serde_json::{Map, Value};
 use thiserror::Error;
 
 use crate::export::{EXPORT_FORMAT, EXPORT_VERSION};
+use crate::memory::Lesson;
 use crate::record::{MemoryRecord, RecordId, RecordState, Timestamp};
 use crate::stored_record::{
     StoredActor, StoredChangeReason, StoredKindName, StoredRecord, StoredScope, StoredSource,
@@ -74,7 +80,15 @@ pub enum ImportError {
         id: String,
         first: String,
     },
-    #[error("{path}: points at \"{id}\", which is not a record of the same key in this file")]
+    #[error(
+        "{path}: is \"{found}\", but the record's question has the key \"{expected}\"; a lesson is only ever applied to questions of its own key, so the file is refused"
+    )]
+    WrongKey {
+        path: String,
+        found: String,
+        expected: String,
+    },
+    #[error("{path}: points at \"{id}\", which is not a record of the same key")]
     MissingLink { path: String, id: String },
     #[error("{path}: {detail}")]
     BrokenChain { path: String, detail: String },
@@ -138,7 +152,7 @@ pub fn parse_import(bytes: &[u8]) -> Result<ImportedFile, ImportRejection> {
     let document = read_document(&root, &mut problems);
     match document {
         Some(document) if problems.is_empty() => {
-            check_history(&document.records, &mut problems);
+            check_history(&document.records, &at_position, &mut problems);
             if problems.is_empty() {
                 return Ok(document);
             }
@@ -149,11 +163,26 @@ pub fn parse_import(bytes: &[u8]) -> Result<ImportedFile, ImportRejection> {
 }
 
 /// Checks that records form a consistent history; the problems name `records[i]` by
-/// the records' positions in `records`. Used on import files, and on merge results.
+/// the records' positions in `records`.
 pub fn history_problems(records: &[MemoryRecord]) -> Vec<ImportError> {
+    history_problems_named(records, &at_position)
+}
+
+/// [`history_problems`], with each record named by `name(i)` (a merge result has no
+/// file positions, so its records are named by id). At most
+/// [`MAX_REPORTED_PROBLEMS`] are listed, then [`ImportError::More`].
+pub fn history_problems_named(
+    records: &[MemoryRecord],
+    name: &dyn Fn(usize) -> String,
+) -> Vec<ImportError> {
     let mut problems = Problems::default();
-    check_history(records, &mut problems);
-    problems.list
+    check_history(records, name, &mut problems);
+    problems.into_rejection().problems
+}
+
+/// How a record of the file is named in problems: by its place in `records`.
+fn at_position(i: usize) -> String {
+    format!("records[{i}]")
 }
 
 #[derive(Default)]
@@ -423,12 +452,27 @@ fn read_record(item: &Value, path: &str, problems: &mut Problems) -> Option<Memo
         problems,
     };
     fields.non_empty_string("id");
+    // The key is not checked for secrets itself: it must equal the key of the
+    // question (checked below), so it holds nothing the question does not.
     fields.non_empty_string("key");
-    fields.non_empty_string("question");
-    if let Some(clarification) = fields.string("clarification") {
-        check_text(&mut fields, "clarification", clarification);
+    if let Some(question) = fields.non_empty_string("question") {
+        check_text(&mut fields, "question", question);
     }
-    if let Some(StoredKindName::VerifiedExample) = fields.variant::<StoredKindName>("kind") {
+    let kind = fields.variant::<StoredKindName>("kind");
+    if let Some(clarification) = fields.string("clarification") {
+        // A verified example's clarification is empty on disk; a clarification with
+        // no words is what the write gate refuses as "nothing to save".
+        if kind == Some(StoredKindName::Clarification) && clarification.trim().is_empty() {
+            let path = fields.at("clarification");
+            fields.problems.push(ImportError::Invalid {
+                path,
+                detail: "must not be empty for a clarification".into(),
+            });
+        } else {
+            check_text(&mut fields, "clarification", clarification);
+        }
+    }
+    if kind == Some(StoredKindName::VerifiedExample) {
         for name in ["understanding", "answer"] {
             if let Some(text) = fields.string(name) {
                 check_text(&mut fields, name, text);
@@ -469,7 +513,11 @@ fn read_record(item: &Value, path: &str, problems: &mut Problems) -> Option<Memo
     // The checks above cover every field; this is the last word on the shape, so a
     // gap between them and the record type is still reported rather than let through.
     match serde_json::from_value::<StoredRecord>(item.clone()) {
-        Ok(record) => Some(MemoryRecord::from(record)),
+        Ok(record) => {
+            let record = MemoryRecord::from(record);
+            check_key(&record, path, problems);
+            Some(record)
+        }
         Err(e) => {
             problems.push(ImportError::Invalid {
                 path: path.to_string(),
@@ -480,7 +528,27 @@ fn read_record(item: &Value, path: &str, problems: &mut Problems) -> Option<Memo
     }
 }
 
-/// A lesson text: within the write gate's length limit and free of secrets.
+/// The key must be the one the memory gives the record's question (an example's in
+/// the examples' own namespace): a record under another key would be attached to
+/// questions it was never taught for, and would sit beside that key's own lessons.
+fn check_key(record: &MemoryRecord, path: &str, problems: &mut Problems) {
+    let expected = Lesson {
+        question: record.question.clone(),
+        kind: record.kind.clone(),
+        source: record.source,
+    }
+    .key();
+    if record.key != expected {
+        problems.push(ImportError::WrongKey {
+            path: format!("{path}.key"),
+            found: truncated(record.key.as_str()),
+            expected: truncated(expected.as_str()),
+        });
+    }
+}
+
+/// A stored text (a question or a lesson): within the write gate's length limit and
+/// free of secrets, as the gate holds every text the page stores.
 fn check_text(fields: &mut Fields<'_, '_>, name: &str, text: &str) {
     let path = fields.at(name);
     let len = text.chars().count();
@@ -530,14 +598,18 @@ fn check_strings(value: &Value, path: &str, problems: &mut Problems) {
     }
 }
 
-fn check_history(records: &[MemoryRecord], problems: &mut Problems) {
+fn check_history(
+    records: &[MemoryRecord],
+    name: &dyn Fn(usize) -> String,
+    problems: &mut Problems,
+) {
     let mut by_id: HashMap<&RecordId, usize> = HashMap::new();
     for (i, record) in records.iter().enumerate() {
         if let Some(&first) = by_id.get(&record.id) {
             problems.push(ImportError::DuplicateId {
-                path: format!("records[{i}].id"),
+                path: format!("{}.id", name(i)),
                 id: truncated(&record.id.0),
-                first: format!("records[{first}]"),
+                first: name(first),
             });
         } else {
             by_id.insert(&record.id, i);
@@ -551,7 +623,7 @@ fn check_history(records: &[MemoryRecord], problems: &mut Problems) {
     };
     let mut current_of_key: HashMap<&str, usize> = HashMap::new();
     for (i, record) in records.iter().enumerate() {
-        let path = format!("records[{i}]");
+        let path = name(i);
         if let Some(previous) = &record.supersedes {
             if previous == &record.id {
                 problems.push(broken(
@@ -583,7 +655,7 @@ fn check_history(records: &[MemoryRecord], problems: &mut Problems) {
                     problems.push(broken(
                         &path,
                         "superseded_by",
-                        &format!("records[{j}] does not say it supersedes this record"),
+                        &format!("{} does not say it supersedes this record", name(j)),
                     ));
                 }
                 Some(_) if state == RecordState::Current => problems.push(broken(
@@ -605,14 +677,14 @@ fn check_history(records: &[MemoryRecord], problems: &mut Problems) {
                 problems.push(ImportError::TwoCurrent {
                     path: format!("{path}.state"),
                     key: truncated(record.key.as_str()),
-                    first: format!("records[{first}]"),
+                    first: name(first),
                 });
             } else {
                 current_of_key.insert(record.key.as_str(), i);
             }
         }
     }
-    check_cycles(records, &by_id, problems);
+    check_cycles(records, &by_id, name, problems);
 }
 
 /// A chain of `supersedes` links must end; a loop has no first lesson. Each record
@@ -620,6 +692,7 @@ fn check_history(records: &[MemoryRecord], problems: &mut Problems) {
 fn check_cycles(
     records: &[MemoryRecord],
     by_id: &HashMap<&RecordId, usize>,
+    name: &dyn Fn(usize) -> String,
     problems: &mut Problems,
 ) {
     #[derive(Clone, Copy, PartialEq)]
@@ -637,7 +710,7 @@ fn check_cycles(
                 Walk::Done => break,
                 Walk::OnPath => {
                     problems.push(broken(
-                        &format!("records[{i}]"),
+                        &name(i),
                         "supersedes",
                         "the supersede links form a loop",
                     ));
@@ -667,11 +740,161 @@ fn broken(path: &str, field: &str, detail: &str) -> ImportError {
 }
 
 /// Quotes of file text in messages are kept short; the file may be hostile.
-fn truncated(text: &str) -> String {
+pub(crate) fn truncated(text: &str) -> String {
     const MAX: usize = 80;
     if text.chars().count() <= MAX {
         text.to_string()
     } else {
         format!("{}…", text.chars().take(MAX).collect::<String>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::export::{Embeddings, export};
+    use crate::memory::FeedbackMemory;
+    use crate::memory_key::MemoryKey;
+    use crate::record::RecordKind;
+    use crate::verified_examples::example_key;
+
+    /// One clarification and one verified example, as an export holds them.
+    fn document() -> Value {
+        let mut memory = FeedbackMemory::default();
+        let written = memory.plan_write(
+            Lesson::user_clarification("What is like < fast > ?", "I want a synonym"),
+            RecordId("c".into()),
+            Timestamp(1),
+        );
+        memory.apply(&written);
+        let written = memory.plan_write(
+            Lesson {
+                question: "capital of France?".into(),
+                kind: RecordKind::VerifiedExample {
+                    understanding: "the capital of France".into(),
+                    answer: "Paris".into(),
+                },
+                source: crate::record::Source::UserStated,
+            },
+            RecordId("e".into()),
+            Timestamp(2),
+        );
+        memory.apply(&written);
+        serde_json::to_value(export(
+            memory.records(),
+            Timestamp(3),
+            "test",
+            Embeddings::Omit,
+        ))
+        .unwrap()
+    }
+
+    fn problems_of(document: &Value) -> Vec<ImportError> {
+        parse_import(document.to_string().as_bytes())
+            .expect_err("the file is refused")
+            .problems
+    }
+
+    fn position(document: &Value, id: &str) -> usize {
+        document["records"]
+            .as_array()
+            .and_then(|records| records.iter().position(|r| r["id"] == id))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_document_whose_keys_are_its_questions_keys_is_accepted() {
+        let file = parse_import(document().to_string().as_bytes()).expect("a valid export");
+        let example = file.records.iter().find(|r| r.id.0 == "e").unwrap();
+        assert_eq!(example.key, example_key("capital of France?"));
+    }
+
+    #[test]
+    fn a_key_that_is_not_its_questions_key_is_refused_with_the_key_it_should_have() {
+        let mut document = document();
+        let i = position(&document, "c");
+        document["records"][i]["key"] = json!("how do i boil an egg?");
+        let found = problems_of(&document);
+        assert_eq!(
+            found,
+            [ImportError::WrongKey {
+                path: format!("records[{i}].key"),
+                found: "how do i boil an egg?".into(),
+                expected: "what is like < > ?".into(),
+            }]
+        );
+    }
+
+    #[test]
+    fn an_example_under_the_clarification_key_of_its_question_is_refused() {
+        let mut document = document();
+        let i = position(&document, "e");
+        document["records"][i]["key"] = json!("capital of france?");
+        let found = problems_of(&document);
+        assert!(
+            matches!(&found[..], [ImportError::WrongKey { path, expected, .. }]
+                if path == &format!("records[{i}].key") && expected == example_key("capital of France?").as_str()),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_secret_in_a_question_is_refused_with_the_questions_path() {
+        let mut document = document();
+        let i = position(&document, "c");
+        let question = "What is like < fast > ? password: hunter2";
+        document["records"][i]["question"] = json!(question);
+        document["records"][i]["key"] = json!(MemoryKey::of_question(question).as_str());
+        let found = problems_of(&document);
+        assert!(
+            matches!(&found[..], [ImportError::Secret { path, .. }] if path == &format!("records[{i}].question")),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_clarification_with_no_words_is_refused_as_the_write_gate_would() {
+        let mut document = document();
+        let i = position(&document, "c");
+        document["records"][i]["clarification"] = json!("  ");
+        let found = problems_of(&document);
+        assert!(
+            matches!(&found[..], [ImportError::Invalid { path, .. }] if path == &format!("records[{i}].clarification")),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_question_longer_than_the_write_gate_allows_is_refused() {
+        let mut document = document();
+        let i = position(&document, "c");
+        let question = format!(
+            "What is like < fast > ?{}",
+            " and".repeat(MAX_CLARIFICATION_CHARS)
+        );
+        document["records"][i]["key"] = json!(MemoryKey::of_question(&question).as_str());
+        document["records"][i]["question"] = json!(question);
+        let found = problems_of(&document);
+        assert!(
+            matches!(&found[..], [ImportError::Invalid { path, .. }] if path.ends_with(".question")),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn history_problems_can_name_records_by_id() {
+        let file = parse_import(document().to_string().as_bytes()).unwrap();
+        let mut records = file.records.clone();
+        let c = records.iter().find(|r| r.id.0 == "c").unwrap().clone();
+        records.push(c);
+        let found =
+            history_problems_named(&records, &|i| format!("record \"{}\"", records[i].id.0));
+        assert!(
+            matches!(&found[..], [ImportError::DuplicateId { path, first, .. }, ..]
+                if path == "record \"c\".id" && first == "record \"c\""),
+            "{found:?}"
+        );
     }
 }

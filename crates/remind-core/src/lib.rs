@@ -21,6 +21,7 @@ pub mod reflection;
 pub mod reply;
 pub mod retrieval;
 pub mod stored_record;
+pub mod stored_rows;
 pub mod turn;
 pub mod verified_examples;
 pub mod withdrawal;

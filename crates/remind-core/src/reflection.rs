@@ -180,7 +180,8 @@ pub struct AcceptPreview {
     pub replaces: Option<MemoryRecord>,
     /// The version to pass to accept: the replaced lesson's, `None` if there is none.
     pub expected_version: Option<u32>,
-    /// Why the write gate would refuse the text (a secret, empty, too long), if it would.
+    /// Why the write gate would refuse the text (a secret, empty, too long), or the
+    /// question stored beside it (a secret in it), if it would.
     pub refusal: Option<Refusal>,
 }
 
@@ -195,7 +196,9 @@ pub fn preview_accept(
     let replaces = memory.current_for(&proposal.key).cloned();
     AcceptPreview {
         key: proposal.key.clone(),
-        refusal: write_gate::admit(&text, Origin::UserConfirmedProposal, Durability::Lasting).err(),
+        refusal: write_gate::admit(&text, Origin::UserConfirmedProposal, Durability::Lasting)
+            .and_then(|()| write_gate::admit_question(&proposal.question))
+            .err(),
         expected_version: replaces.as_ref().map(|r| r.version),
         replaces,
         text,
@@ -261,6 +264,24 @@ mod tests {
             parse_rule(&"word ".repeat(100)),
             Err(NoProposal::TooLong { .. })
         ));
+    }
+
+    #[test]
+    fn a_preview_warns_when_the_question_holds_a_secret() {
+        let question = "What is like < fast > ? pw: hunter2";
+        let proposal = RuleProposal {
+            question: question.into(),
+            key: MemoryKey::of_question(question),
+            misread: CASE.understanding.into(),
+            user_words: CASE.user_words.into(),
+            rule: WORKED_RULE.into(),
+            applied: None,
+        };
+        let preview = preview_accept(&FeedbackMemory::default(), &proposal, None);
+        assert_eq!(
+            preview.refusal,
+            Some(Refusal::SecretInQuestion("a password or key"))
+        );
     }
 
     proptest::proptest! {

@@ -12,7 +12,7 @@ use remind_app::in_memory_store::InMemoryStore;
 use remind_app::in_process_embeddings::NoEmbeddings;
 use remind_app::ports::{
     Clock, Completion, CompletionRequest, EmbeddingService, IdSource, LanguageModel, LlmError,
-    MemoryStore, SettingsStore, StoreError,
+    MemoryStore, SettingsStore, StoreChange, StoreError,
 };
 use remind_app::session::{Ports, Session};
 use remind_app::settings::{Endpoint, Settings};
@@ -20,6 +20,7 @@ use remind_core::learning_curve::TurnEvent;
 use remind_core::memory_key::marked_word;
 use remind_core::prompt::{RenderedPrompt, SEPARATOR};
 use remind_core::record::{MemoryRecord, RecordId, Timestamp};
+use remind_core::stored_rows::StoredMemory;
 
 /// Runs a future of the native adapters to completion. Re-exported here so the test
 /// files keep importing `support::scripted::block_on`; `futures`' executor parks the
@@ -151,16 +152,19 @@ impl SettingsStore for SettingsInMemory {
 pub struct SharedStore(pub Rc<InMemoryStore>);
 
 impl MemoryStore for SharedStore {
-    async fn load(&self) -> Result<Vec<MemoryRecord>, StoreError> {
-        self.0.load().await
+    async fn load_all(&self) -> Result<StoredMemory, StoreError> {
+        self.0.load_all().await
     }
 
-    async fn write(&self, records: &[MemoryRecord]) -> Result<(), StoreError> {
-        self.0.write(records).await
+    async fn transact(
+        &self,
+        plan: impl FnOnce(Vec<MemoryRecord>) -> StoreChange,
+    ) -> Result<(), StoreError> {
+        self.0.transact(plan).await
     }
 
-    async fn commit(&self, put: &[MemoryRecord], erase: &[RecordId]) -> Result<(), StoreError> {
-        self.0.commit(put, erase).await
+    async fn erase_unreadable(&self, keys: &[String]) -> Result<(), StoreError> {
+        self.0.erase_unreadable(keys).await
     }
 
     async fn request_persistence(&self) -> Result<bool, StoreError> {

@@ -150,3 +150,107 @@ async fn a_simulated_full_disk_aborts_the_real_transaction_and_stores_nothing() 
         .await
         .expect("the hook fails one save only");
 }
+
+/// A lesson stored under a fresh id, for the transaction tests.
+async fn stored_lesson(store: &IdbStore, label: &str) -> remind_core::record::MemoryRecord {
+    let id = format!("{label}-{}", js_sys::Date::now());
+    let written = FeedbackMemory::default().plan_write(
+        Lesson::user_clarification(&format!("What is like < {label} > ?"), "I want a synonym"),
+        RecordId(id),
+        Timestamp(1),
+    );
+    store
+        .write(std::slice::from_ref(&written.current))
+        .await
+        .expect("the lesson is stored");
+    written.current
+}
+
+#[wasm_bindgen_test]
+async fn twenty_concurrent_read_modify_writes_lose_no_update() {
+    use remind_app::ports::StoreChange;
+    let store = IdbStore;
+    let lesson = stored_lesson(&store, "counted").await;
+    // Each change reads the count and writes it plus one; were the read and the write
+    // two transactions, concurrent changes would read the same count and lose updates.
+    let changes = (0..20).map(|_| {
+        let id = lesson.id.clone();
+        async move {
+            IdbStore
+                .transact(|records| {
+                    let memory = FeedbackMemory::from_records(records);
+                    StoreChange::put(memory.plan_applied(&id).into_iter().collect())
+                })
+                .await
+        }
+    });
+    for outcome in futures::future::join_all(changes).await {
+        outcome.expect("each change commits");
+    }
+    let loaded = store.load().await.unwrap();
+    let counted = loaded.iter().find(|r| r.id == lesson.id).unwrap();
+    assert_eq!(counted.stats.times_applied, 20);
+}
+
+/// Puts a raw value into the records store, bypassing the adapter, as a newer Remind
+/// or a damaged disk would leave it.
+async fn put_raw_row(json: &str) {
+    let script = format!(
+        "new Promise((resolve, reject) => {{
+            const open = indexedDB.open('remind');
+            open.onerror = () => reject(open.error);
+            open.onsuccess = () => {{
+                const db = open.result;
+                const tx = db.transaction('records', 'readwrite');
+                tx.objectStore('records').put({json});
+                tx.oncomplete = () => {{ db.close(); resolve(); }};
+                tx.onerror = () => {{ db.close(); reject(tx.error); }};
+            }};
+        }})"
+    );
+    let promise: js_sys::Promise = js_sys::eval(&script).unwrap().into();
+    wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .expect("the raw row is stored");
+}
+
+#[wasm_bindgen_test]
+async fn a_row_this_remind_cannot_read_is_set_aside_and_never_overwritten() {
+    let store = IdbStore;
+    let good = stored_lesson(&store, "beside-unreadable").await;
+    let id = format!("newer-{}", js_sys::Date::now());
+    put_raw_row(&format!(
+        r#"{{"id":"{id}","key":"k","question":"q","state":"archived"}}"#
+    ))
+    .await;
+
+    let stored = store.load_all().await.expect("one bad row does not fail the load");
+    assert!(stored.records.iter().any(|r| r.id == good.id));
+    let row = stored
+        .unreadable
+        .iter()
+        .find(|row| row.key == format!("\"{id}\""))
+        .expect("the bad row is listed");
+    assert!(row.raw.contains("archived"));
+
+    let mut overwrite = good.clone();
+    overwrite.id = RecordId(id.clone());
+    let refused = store.write(&[overwrite]).await;
+    assert_eq!(
+        refused,
+        Err(remind_app::ports::StoreError::WouldOverwriteUnreadable {
+            id: format!("\"{id}\"")
+        })
+    );
+    let again = store.load_all().await.unwrap();
+    assert_eq!(
+        again.unreadable.iter().find(|r| r.key == row.key),
+        Some(row),
+        "the row is untouched"
+    );
+
+    store.erase_unreadable(&[row.key.clone()]).await.unwrap();
+    let after = store.load_all().await.unwrap();
+    assert!(after.unreadable.iter().all(|r| r.key != row.key));
+    assert!(after.records.iter().any(|r| r.id == good.id));
+}

@@ -52,9 +52,14 @@ fn MemoryBadge() -> impl IntoView {
     let page = use_page();
     let count = move || page.memory_count.get().to_string();
     let error = move || page.memory_error.get();
+    let unreadable = move || match page.unreadable.with(|rows| rows.len()) {
+        0 => String::new(),
+        n => format!(" ({n} unreadable, see Memory)"),
+    };
     view! {
         <p class="memory-badge">
             "Memories: " <span id="memory-count">{count}</span>
+            <span class="error" id="memory-unreadable">{unreadable}</span>
             <span class="error" id="memory-error">{error}</span>
         </p>
     }

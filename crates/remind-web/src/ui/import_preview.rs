@@ -42,6 +42,14 @@ fn existing_text(line: &KeyPreview) -> String {
 #[component]
 pub fn ImportPreviewView(preview: ImportPreview) -> impl IntoView {
     let summary = summary(&preview);
+    // A reused id is why a key is a conflict: say so, since merging keeps the lesson
+    // here and replacing writes the file's record over it.
+    let reused = preview
+        .keys
+        .iter()
+        .flat_map(|line| line.reused_ids.iter())
+        .map(|reused| view! { <li>{reused.to_string()}</li> })
+        .collect_view();
     let rows = preview
         .keys
         .into_iter()
@@ -66,6 +74,7 @@ pub fn ImportPreviewView(preview: ImportPreview) -> impl IntoView {
                 </thead>
                 <tbody>{rows}</tbody>
             </table>
+            <ul class="import-reused" id="import-reused">{reused}</ul>
         </div>
     }
 }

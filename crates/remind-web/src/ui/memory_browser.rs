@@ -6,19 +6,15 @@ use leptos::prelude::*;
 use crate::ui::memory_item::MemoryItem;
 use crate::ui::page_context::use_page;
 use crate::ui::record_labels::{kind_filter_label, state_filter_label};
+use crate::ui::unreadable_records::UnreadableRecords;
 use remind_core::memory_query::{self, KindFilter, MemoryFilter, StateFilter};
 use remind_core::record::MemoryRecord;
 
-/// Changes whenever anything the item shows changes, so the item is redrawn.
+/// Changes when the item becomes another lesson (a new version, a withdrawal), so it
+/// is redrawn then. Its statistics follow the memory signal inside the item instead:
+/// another tab merely asking a question must not close an edit open here.
 fn item_key(record: &MemoryRecord) -> String {
-    format!(
-        "{}:{}:{:?}:{}:{}",
-        record.id.0,
-        record.version,
-        record.state,
-        record.stats.times_applied,
-        record.stats.times_failed_after_applied
-    )
+    format!("{}:{}:{:?}", record.id.0, record.version, record.state)
 }
 
 #[component]
@@ -87,6 +83,7 @@ pub fn MemoryBrowser() -> impl IntoView {
                     "needs review only"
                 </label>
             </div>
+            <UnreadableRecords/>
             <Show when=empty>
                 <p class="status" id="memory-empty">"No lessons match."</p>
             </Show>

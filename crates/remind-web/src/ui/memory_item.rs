@@ -41,8 +41,21 @@ pub fn MemoryItem(record: MemoryRecord) -> impl IntoView {
     let is_current = record.is_current();
     // A verified example is a confirmed reply, not text to rewrite.
     let editable = is_current && record.kind.is_clarification();
-    let flagged = record.is_flagged();
     let id = record.id.clone();
+    // The counts change without the lesson changing (a question asked here or in
+    // another tab), so they are read from the memory, not from the item's copy.
+    let live = {
+        let id = id.clone();
+        let initial = (stats_label(&record), record.is_flagged());
+        Memo::new(move |_| {
+            page.memory.with(|memory| {
+                memory
+                    .get(&id)
+                    .map_or_else(|| initial.clone(), |r| (stats_label(r), r.is_flagged()))
+            })
+        })
+    };
+    let flagged = move || live.with(|(_, flagged)| *flagged);
     let key = record.key.clone();
     let version = record.version;
     let undo_choices = page
@@ -127,15 +140,15 @@ pub fn MemoryItem(record: MemoryRecord) -> impl IntoView {
 
     view! {
         <li class="memory-item" data-id=record.id.0.clone() data-state=state_label(record.state)
-            data-flagged=flagged.to_string()>
+            data-flagged=move || flagged().to_string()>
             <p class="memory-question">{record.question.clone()}</p>
             <p class="memory-clarification">{record.clarification().unwrap_or_default().to_string()}</p>
             {verified_label(&record).map(|text| view! { <p class="memory-verified">{text}</p> })}
             <p class="memory-meta">
                 {kind_label(&record)} " · " {state_label(record.state)} " · scope: always · "
                 {source_label(record.source)} " · " {change_label(&record)} " · "
-                <span class="memory-stats">{stats_label(&record)}</span>
-                <Show when=move || flagged>
+                <span class="memory-stats">{move || live.with(|(stats, _)| stats.clone())}</span>
+                <Show when=flagged>
                     <strong class="memory-flag">" · needs review: it keeps being misread"</strong>
                 </Show>
             </p>

@@ -10,6 +10,7 @@ use crate::wiring::PageSession;
 use remind_app::ask::Turn;
 use remind_app::ports::EmbedderStatus;
 use remind_core::memory::FeedbackMemory;
+use remind_core::stored_rows::UnreadableRecord;
 
 /// Where the current question stands.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,6 +29,8 @@ pub struct PageContext {
     /// takes on a new one, so every count and list derived from it stays current.
     pub memory: RwSignal<Arc<FeedbackMemory>>,
     pub memory_count: Memo<usize>,
+    /// Stored rows the session could not read, as of its last load.
+    pub unreadable: RwSignal<Arc<Vec<UnreadableRecord>>>,
     /// Set when stored memory could not be read; shown instead of a count.
     pub memory_error: RwSignal<Option<String>>,
     /// The outcome of the last change made in the memory browser or the import panel.
@@ -63,11 +66,14 @@ impl PageContext {
     pub fn new(session: Rc<PageSession>, embedder_status: RwSignal<EmbedderStatus>) -> Self {
         let memory = RwSignal::new(session.memory());
         session.on_memory_change(move |snapshot| memory.set(snapshot));
+        let unreadable = RwSignal::new(session.unreadable());
+        session.on_unreadable_change(move |rows| unreadable.set(rows));
         PageContext {
             session: StoredValue::new_local(session),
             turn: RwSignal::new(TurnState::Idle),
             memory,
             memory_count: Memo::new(move |_| memory.with(|m| m.current().count())),
+            unreadable,
             memory_error: RwSignal::new(None),
             memory_notice: RwSignal::new(None),
             embedder_status,

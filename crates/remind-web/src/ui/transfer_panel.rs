@@ -4,11 +4,11 @@
 use leptos::ev::{DragEvent, Event};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{Blob, BlobPropertyBag, File, HtmlAnchorElement, HtmlInputElement, Url};
+use web_sys::{File, HtmlInputElement};
 
 use crate::ui::import_preview::ImportPreviewView;
+use crate::ui::json_download::offer_json_download;
 use crate::ui::page_context::{Notice, PageContext, use_page};
 use remind_app::transfer::PendingImport;
 use remind_core::export::Embeddings;
@@ -149,35 +149,12 @@ fn import_report(plan: &ImportPlan) -> String {
     )
 }
 
-/// Hands the JSON to the browser as a file download.
+/// Hands the export to the browser as a dated file download.
 fn offer_download(json: &str) -> Result<(), String> {
-    let describe = |e: wasm_bindgen::JsValue| format!("{e:?}");
-    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(json));
-    let options = BlobPropertyBag::new();
-    options.set_type("application/json");
-    let blob = Blob::new_with_str_sequence_and_options(&parts, &options).map_err(describe)?;
-    let url = Url::create_object_url_with_blob(&blob).map_err(describe)?;
-    let document = leptos::prelude::document();
-    let anchor: HtmlAnchorElement = document
-        .create_element("a")
-        .map_err(describe)?
-        .unchecked_into();
-    anchor.set_href(&url);
     let day = js_sys::Date::new_0()
         .to_iso_string()
         .as_string()
         .unwrap_or_default();
-    anchor.set_download(&format!(
-        "remind-memory-{}.json",
-        day.get(..10).unwrap_or("export")
-    ));
-    anchor.click();
-    // Revoked later, not at once: the browser may still be reading the blob.
-    set_timeout(
-        move || {
-            let _ = Url::revoke_object_url(&url);
-        },
-        std::time::Duration::from_secs(30),
-    );
-    Ok(())
+    let name = format!("remind-memory-{}.json", day.get(..10).unwrap_or("export"));
+    offer_json_download(json, &name)
 }

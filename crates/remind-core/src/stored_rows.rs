@@ -1,0 +1,237 @@
+//! Reading the store's rows: every record that decodes, and every row that does not,
+//! kept as it is.
+//!
+//! One bad row (a field missing, a `state` a newer Remind wrote) must not take the
+//! rest of the memory with it. A row that cannot be read is neither dropped nor
+//! rewritten: it is set aside with its raw text and the reason, so the user can export
+//! or delete it, and no write may overwrite it.
+
+use crate::record::{MemoryRecord, RecordId};
+use crate::stored_record::record_from_json;
+
+/// One row as the store holds it: its key (as JSON text, since a store key need not be
+/// a string) and its value (as JSON text).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredRow {
+    pub key: String,
+    pub value: String,
+}
+
+/// A row that does not decode as a record of this version of Remind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnreadableRecord {
+    /// The row's key as JSON text (`"\"abc\""` for the id `abc`): what deleting it names.
+    pub key: String,
+    /// The row's value, exactly as stored.
+    pub raw: String,
+    /// Why it could not be read, in words the user can act on.
+    pub problem: String,
+}
+
+impl UnreadableRecord {
+    /// Whether writing a record with `id` would overwrite this row.
+    pub fn is_stored_under(&self, id: &RecordId) -> bool {
+        serde_json::to_string(&id.0).is_ok_and(|key| key == self.key)
+    }
+}
+
+/// Everything the store holds, split into what this Remind can read and what it cannot.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StoredMemory {
+    pub records: Vec<MemoryRecord>,
+    pub unreadable: Vec<UnreadableRecord>,
+}
+
+impl StoredMemory {
+    /// The unreadable row that a record with `id` would overwrite, if any.
+    pub fn unreadable_under(&self, id: &RecordId) -> Option<&UnreadableRecord> {
+        self.unreadable.iter().find(|row| row.is_stored_under(id))
+    }
+}
+
+/// Decodes every row; never fails and never loses a row. A row whose record names an
+/// id other than the key it is stored under is unreadable too: writing it back would
+/// leave two rows for one record.
+pub fn read_rows(rows: impl IntoIterator<Item = StoredRow>) -> StoredMemory {
+    let mut memory = StoredMemory::default();
+    for row in rows {
+        match read_row(&row) {
+            Ok(record) => memory.records.push(record),
+            Err(problem) => memory.unreadable.push(UnreadableRecord {
+                key: row.key,
+                raw: row.value,
+                problem,
+            }),
+        }
+    }
+    memory
+}
+
+fn read_row(row: &StoredRow) -> Result<MemoryRecord, String> {
+    let record = record_from_json(&row.value).map_err(|e| {
+        format!("it is not a record this version of Remind can read ({e}); a newer Remind may have written it")
+    })?;
+    let stored_under = serde_json::from_str::<String>(&row.key).ok();
+    if stored_under.as_deref() != Some(record.id.0.as_str()) {
+        return Err(format!(
+            "it names the id {:?} but is stored under the key {}",
+            record.id.0, row.key
+        ));
+    }
+    Ok(record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::Lesson;
+    use crate::memory::FeedbackMemory;
+    use crate::record::Timestamp;
+    use crate::stored_record::record_to_json;
+    use proptest::prelude::*;
+
+    fn good_row(n: u32) -> (MemoryRecord, StoredRow) {
+        let lesson = Lesson::user_clarification(
+            &format!("What is like < word{n} > ?"),
+            "I want a synonym",
+        );
+        let written = FeedbackMemory::default().plan_write(
+            lesson,
+            RecordId(format!("id-{n}")),
+            Timestamp(i64::from(n)),
+        );
+        let record = written.current;
+        let row = StoredRow {
+            key: serde_json::to_string(&record.id.0).unwrap(),
+            value: record_to_json(&record).unwrap(),
+        };
+        (record, row)
+    }
+
+    fn row(key: &str, value: &str) -> StoredRow {
+        StoredRow {
+            key: key.to_string(),
+            value: value.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_record_with_a_missing_field_is_set_aside_and_the_others_load() {
+        let (good, good_row) = good_row(1);
+        let broken = row(
+            "\"b\"",
+            r#"{"id":"b","key":"k","question":"q","kind":"clarification"}"#,
+        );
+        let memory = read_rows([broken.clone(), good_row]);
+        assert_eq!(memory.records, vec![good]);
+        assert_eq!(memory.unreadable.len(), 1);
+        assert_eq!(memory.unreadable[0].raw, broken.value);
+        assert_eq!(memory.unreadable[0].key, "\"b\"");
+        assert!(memory.unreadable[0].problem.contains("newer Remind"));
+    }
+
+    #[test]
+    fn a_state_a_newer_remind_wrote_is_kept_untouched_not_dropped() {
+        let (_, good) = good_row(2);
+        let newer = good.value.replace("\"current\"", "\"archived\"");
+        let memory = read_rows([row(&good.key, &newer)]);
+        assert!(memory.records.is_empty());
+        assert_eq!(memory.unreadable[0].raw, newer);
+    }
+
+    #[test]
+    fn a_record_stored_under_another_key_is_unreadable() {
+        let (_, good) = good_row(3);
+        let memory = read_rows([row("\"someone-else\"", &good.value)]);
+        assert!(memory.records.is_empty());
+        assert!(memory.unreadable[0].problem.contains("stored under"));
+    }
+
+    #[test]
+    fn an_unreadable_row_knows_which_id_would_overwrite_it() {
+        let memory = read_rows([row("\"x-1\"", "not json")]);
+        assert!(memory.unreadable_under(&RecordId("x-1".into())).is_some());
+        assert!(memory.unreadable_under(&RecordId("x-2".into())).is_none());
+        let numeric = read_rows([row("7", "{}")]);
+        assert!(numeric.unreadable_under(&RecordId("7".into())).is_none());
+    }
+
+    /// Arbitrary JSON values, shaped like records or not.
+    fn any_json() -> impl Strategy<Value = serde_json::Value> {
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            "[a-z_ ]{0,12}".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(serde_json::Value::from),
+                prop::collection::btree_map(
+                    prop_oneof![
+                        Just("id".to_string()),
+                        Just("key".to_string()),
+                        Just("state".to_string()),
+                        Just("kind".to_string()),
+                        Just("version".to_string()),
+                        "[a-z_]{1,10}"
+                    ],
+                    inner,
+                    0..8
+                )
+                .prop_map(|m| serde_json::Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// A good record with one field removed or replaced by an arbitrary value.
+    fn damaged_record() -> impl Strategy<Value = String> {
+        (0u32..50, "[a-z_]{1,14}", any_json(), any::<bool>()).prop_map(
+            |(n, field, value, remove)| {
+                let (_, good) = good_row(1000 + n);
+                let mut object: serde_json::Map<String, serde_json::Value> =
+                    serde_json::from_str(&good.value).unwrap();
+                let name = object
+                    .keys()
+                    .nth(n as usize % object.len())
+                    .cloned()
+                    .unwrap_or(field);
+                if remove {
+                    object.remove(&name);
+                } else {
+                    object.insert(name, value);
+                }
+                serde_json::Value::Object(object).to_string()
+            },
+        )
+    }
+
+    proptest! {
+        #[test]
+        fn good_records_always_load_whatever_lies_beside_them(
+            bad in prop::collection::vec(
+                prop_oneof![
+                    any_json().prop_map(|v| v.to_string()),
+                    damaged_record(),
+                    ".{0,40}",
+                ],
+                0..12,
+            ),
+            good_count in 0u32..8,
+            seed in any::<u64>(),
+        ) {
+            let goods: Vec<(MemoryRecord, StoredRow)> = (0..good_count).map(good_row).collect();
+            let mut rows: Vec<StoredRow> = goods.iter().map(|(_, row)| row.clone()).collect();
+            for (i, value) in bad.iter().enumerate() {
+                let at = (seed as usize).wrapping_add(i * 7) % (rows.len() + 1);
+                rows.insert(at, row(&format!("\"bad-{i}\""), value));
+            }
+            let total = rows.len();
+            let memory = read_rows(rows);
+            for (record, _) in &goods {
+                prop_assert!(memory.records.contains(record));
+            }
+            prop_assert_eq!(memory.records.len() + memory.unreadable.len(), total);
+        }
+    }
+}
