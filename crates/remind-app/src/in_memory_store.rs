@@ -81,7 +81,9 @@ impl MemoryStore for InMemoryStore {
         if let Some(error) = self.fail_next_write.borrow_mut().take() {
             return Err(error);
         }
-        self.unreadable.borrow_mut().retain(|row| !keys.contains(&row.key));
+        self.unreadable
+            .borrow_mut()
+            .retain(|row| !keys.contains(&row.key));
         Ok(())
     }
 

@@ -82,8 +82,13 @@ impl StoreChange {
     }
 
     /// The first record this change would write over an unreadable row, if any.
-    pub fn overwrites_unreadable<'a>(&self, stored: &'a StoredMemory) -> Option<&'a UnreadableRecord> {
-        self.put.iter().find_map(|record| stored.unreadable_under(&record.id))
+    pub fn overwrites_unreadable<'a>(
+        &self,
+        stored: &'a StoredMemory,
+    ) -> Option<&'a UnreadableRecord> {
+        self.put
+            .iter()
+            .find_map(|record| stored.unreadable_under(&record.id))
     }
 }
 

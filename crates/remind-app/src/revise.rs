@@ -63,9 +63,9 @@ pub async fn revise<T>(
         .await;
     let Some((mut memory, outcome)) = planned else {
         // The store could not even be read: nothing was planned, nothing written.
-        let error = committed.err().unwrap_or_else(|| {
-            StoreError::Failed("the store neither read nor refused".into())
-        });
+        let error = committed
+            .err()
+            .unwrap_or_else(|| StoreError::Failed("the store neither read nor refused".into()));
         return Revision {
             memory: None,
             outcome: Err(error.into()),

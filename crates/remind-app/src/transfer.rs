@@ -13,9 +13,7 @@ use crate::ports::{MemoryStore, StoreError};
 use crate::revise::{ReviseError, Revision, StoreChange, revise};
 use remind_core::export::{Embeddings, export};
 use remind_core::import::{ImportRejection, ImportedFile, parse_import};
-use remind_core::import_plan::{
-    ImportMode, ImportPlan, ImportPreview, plan_import, preview,
-};
+use remind_core::import_plan::{ImportMode, ImportPlan, ImportPreview, plan_import, preview};
 use remind_core::memory::FeedbackMemory;
 use remind_core::record::Timestamp;
 

@@ -58,7 +58,10 @@ fn a_failed_write_is_never_announced() {
         store: inner,
         feed: &feed,
     };
-    assert_eq!(now(store.write(&[a_lesson()])), Err(StoreError::QuotaExceeded));
+    assert_eq!(
+        now(store.write(&[a_lesson()])),
+        Err(StoreError::QuotaExceeded)
+    );
     assert_eq!(feed.0.get(), 0);
 }
 
@@ -70,5 +73,9 @@ fn a_plan_that_changes_nothing_is_not_announced() {
         feed: &feed,
     };
     now(store.transact(|_| StoreChange::default())).unwrap();
-    assert_eq!(feed.0.get(), 0, "nothing was written, so no tab need re-read");
+    assert_eq!(
+        feed.0.get(),
+        0,
+        "nothing was written, so no tab need re-read"
+    );
 }

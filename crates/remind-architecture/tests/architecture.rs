@@ -225,7 +225,10 @@ fn each_platform_dependency_lives_in_one_adapter() {
         ("reqwest", "remind-web/src/adapters/http_llm.rs"),
         ("gloo_storage", "remind-web/src/adapters/local_settings.rs"),
         ("IdbDatabase", "remind-web/src/adapters/idb_store.rs"),
-        ("BeforeUnloadEvent", "remind-web/src/adapters/leave_guard.rs"),
+        (
+            "BeforeUnloadEvent",
+            "remind-web/src/adapters/leave_guard.rs",
+        ),
         (
             "BroadcastChannel",
             "remind-web/src/adapters/tab_broadcast.rs",

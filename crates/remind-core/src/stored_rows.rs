@@ -84,17 +84,15 @@ fn read_row(row: &StoredRow) -> Result<MemoryRecord, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::memory::Lesson;
     use crate::memory::FeedbackMemory;
+    use crate::memory::Lesson;
     use crate::record::Timestamp;
     use crate::stored_record::record_to_json;
     use proptest::prelude::*;
 
     fn good_row(n: u32) -> (MemoryRecord, StoredRow) {
-        let lesson = Lesson::user_clarification(
-            &format!("What is like < word{n} > ?"),
-            "I want a synonym",
-        );
+        let lesson =
+            Lesson::user_clarification(&format!("What is like < word{n} > ?"), "I want a synonym");
         let written = FeedbackMemory::default().plan_write(
             lesson,
             RecordId(format!("id-{n}")),

@@ -224,7 +224,10 @@ async fn a_row_this_remind_cannot_read_is_set_aside_and_never_overwritten() {
     ))
     .await;
 
-    let stored = store.load_all().await.expect("one bad row does not fail the load");
+    let stored = store
+        .load_all()
+        .await
+        .expect("one bad row does not fail the load");
     assert!(stored.records.iter().any(|r| r.id == good.id));
     let row = stored
         .unreadable
@@ -249,7 +252,7 @@ async fn a_row_this_remind_cannot_read_is_set_aside_and_never_overwritten() {
         "the row is untouched"
     );
 
-    store.erase_unreadable(&[row.key.clone()]).await.unwrap();
+    store.erase_unreadable(std::slice::from_ref(&row.key)).await.unwrap();
     let after = store.load_all().await.unwrap();
     assert!(after.unreadable.iter().all(|r| r.key != row.key));
     assert!(after.records.iter().any(|r| r.id == good.id));

@@ -76,7 +76,10 @@ impl MemoryStore for IdbStore {
             Ok(tx) => {
                 let done = committed(&tx);
                 match tx.object_store(RECORDS) {
-                    Ok(store) => match row_keys.iter().try_for_each(|key| store.delete(key).map(drop)) {
+                    Ok(store) => match row_keys
+                        .iter()
+                        .try_for_each(|key| store.delete(key).map(drop))
+                    {
                         Ok(()) => done.await.map(drop).map_err(|e| failed("deleting", e)),
                         Err(e) => {
                             let _ = tx.abort();
@@ -248,7 +251,10 @@ async fn read_all(store_name: &str) -> Result<Vec<String>, StoreError> {
     let request = store.get_all().map_err(|e| failed("reading", e))?;
     let all = settle(&request).await.map_err(|e| failed("reading", e))?;
     db.close();
-    Array::from(&all).iter().map(|value| json_text(&value)).collect()
+    Array::from(&all)
+        .iter()
+        .map(|value| json_text(&value))
+        .collect()
 }
 
 /// A stored value as JSON text; a value JSON cannot hold (a cycle, a BigInt) is an
@@ -318,7 +324,10 @@ async fn open() -> Result<IdbDatabase, StoreError> {
         Err(e) if e.as_string().as_deref() == Some(UPGRADE_BLOCKED) => {
             Err(StoreError::UpgradeBlocked)
         }
-        Err(e) if e.dyn_ref::<DomException>().is_some_and(|d| d.name() == "VersionError") => {
+        Err(e)
+            if e.dyn_ref::<DomException>()
+                .is_some_and(|d| d.name() == "VersionError") =>
+        {
             Err(StoreError::NewerVersion {
                 found: stored_version(&factory).await,
                 known: DB_VERSION,

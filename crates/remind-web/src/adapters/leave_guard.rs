@@ -52,8 +52,8 @@ fn listen_once() {
             event.set_return_value("A change to your memory is still being saved.");
         }
     });
-    let _ = window
-        .add_event_listener_with_callback("beforeunload", on_leave.as_ref().unchecked_ref());
+    let _ =
+        window.add_event_listener_with_callback("beforeunload", on_leave.as_ref().unchecked_ref());
     // The listener lives as long as the page.
     on_leave.forget();
 }

@@ -72,7 +72,9 @@ fn UnreadableRow(row: UnreadableRecord) -> impl IntoView {
             spawn_local(async move {
                 let outcome = page.session().erase_unreadable(&[key]).await;
                 busy.set(false);
-                page.report(outcome, |_| "Deleted the unreadable record for good.".into());
+                page.report(outcome, |_| {
+                    "Deleted the unreadable record for good.".into()
+                });
             });
         }
     };
