@@ -252,7 +252,10 @@ async fn a_row_this_remind_cannot_read_is_set_aside_and_never_overwritten() {
         "the row is untouched"
     );
 
-    store.erase_unreadable(std::slice::from_ref(&row.key)).await.unwrap();
+    store
+        .erase_unreadable(std::slice::from_ref(&row.key))
+        .await
+        .unwrap();
     let after = store.load_all().await.unwrap();
     assert!(after.unreadable.iter().all(|r| r.key != row.key));
     assert!(after.records.iter().any(|r| r.id == good.id));
