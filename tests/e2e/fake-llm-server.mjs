@@ -80,8 +80,19 @@ export function reflect(promptText) {
   return ` when I ask what is like X, I want a ${wanted} END\nQuestion: next`;
 }
 
-/** The full "generation" for a query, before stop sequences are applied. */
-export function generate(query) {
+/**
+ * Whether the prompt shows labelled replies ("Understanding: …\nAnswer: …"), as the
+ * page's general prompt does: its examples (completion) or its instruction (chat).
+ */
+export function asksForLabels(body) {
+  if (typeof body?.prompt === 'string') return body.prompt.includes('\nAnswer: ');
+  const first = Array.isArray(body?.messages) ? body.messages[0] : null;
+  return typeof first?.content === 'string' && first.content.includes('"Understanding: "');
+}
+
+/** The full "generation" for a query, before stop sequences are applied, in the
+ * reply form the prompt asks for. */
+export function generate(query, labelled = false) {
   const m = /<\s*([^<>]*?)\s*>/.exec(query);
   const word = m && m[1] ? m[1] : 'it';
   const key = word.toLowerCase();
@@ -98,6 +109,10 @@ export function generate(query) {
       break;
     default:
       text = ` the definition of ${word} is something`;
+  }
+  if (labelled) {
+    const [, understanding, answer] = /^ (.*?) is (.*)$/.exec(text);
+    text = ` Understanding: ${understanding}\nAnswer: ${answer}\n`;
   }
   // Like a real model, it runs on past its reply unless a stop sequence cuts it.
   return `${text} END${SEPARATOR}what is the next question?`;
@@ -234,7 +249,7 @@ export function startFakeLlm({ host = '127.0.0.1', port = 0, slowMs = 30_000, dr
         const reflection = isCompletion
           ? reflect(String(body.prompt ?? ''))
           : reflect(String(body.messages?.at(-1)?.content ?? ''));
-        const text = applyStop(reflection ?? generate(query), body.stop);
+        const text = applyStop(reflection ?? generate(query, asksForLabels(body)), body.stop);
         const id = `fake-${++counter}`;
         const created = 1_700_000_000 + counter;
         const model = body.model || 'fake-model';

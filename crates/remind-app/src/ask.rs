@@ -78,7 +78,11 @@ pub async fn send(
         .validate()
         .map_err(LlmError::BadSettings)?;
     let completion = llm.complete(&settings.endpoint, &prepared.request).await?;
-    let reply = parse_reply(&completion.text, completion.stopped);
+    let reply = parse_reply(
+        prepared.breakdown.form,
+        &completion.text,
+        completion.stopped,
+    );
     Ok(Turn {
         id,
         prepared,

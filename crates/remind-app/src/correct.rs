@@ -12,7 +12,6 @@ use crate::ask::Turn;
 use crate::ports::{Clock, IdSource, MemoryStore};
 use crate::revise::{ReviseError, StoreChange, revise};
 use remind_core::memory::{FeedbackMemory, Lesson, Written};
-use remind_core::memory_key::MemoryKey;
 use remind_core::record::{RecordKind, Source};
 use remind_core::write_gate::{self, Durability, Origin, Refusal};
 
@@ -46,7 +45,7 @@ pub enum CorrectError {
 /// the applied lesson's if the turn carried the lesson of this very key, else what the
 /// page's view held for the key.
 pub fn version_seen(view: &FeedbackMemory, turn: &Turn) -> Option<u32> {
-    let key = MemoryKey::of_question(&turn.prepared.question);
+    let key = view.clarification_key(&turn.prepared.question);
     match &turn.prepared.applied {
         Some(applied) if applied.record.key == key => Some(applied.record.version),
         _ => view.current_version(&key),

@@ -339,7 +339,7 @@ fn a_reply_with_nothing_to_keep_or_a_secret_is_not_confirmed() {
         Err(ExampleError::NothingToConfirm)
     );
     ctx.1
-        .will_reply("the key for fast is sk-proj-abcdefghijklmnop1234 END");
+        .will_reply("Understanding: the key for fast\nAnswer: sk-proj-abcdefghijklmnop1234\nEND");
     let secret = ask(session, "What is like < fast > ?");
     assert_eq!(
         block_on(session.confirm_answer(&secret)),
@@ -405,8 +405,10 @@ fn the_prompt_carries_the_chosen_examples_right_before_the_query_and_the_breakdo
         panic!("completion mode")
     };
     let tail = format!(
-        "What is unlike < hot > ?{SEPARATOR} a word that sounds like for hot is answer END{SEPARATOR}\
-         What is like < fast > ?{SEPARATOR} a word that sounds like for fast is answer END{SEPARATOR}\
+        "What is unlike < hot > ?{SEPARATOR} Understanding: a word that sounds like for hot\n\
+         Answer: answer\nEND{SEPARATOR}\
+         What is like < fast > ?{SEPARATOR} Understanding: a word that sounds like for fast\n\
+         Answer: answer\nEND{SEPARATOR}\
          What is like < slow > ? | clarification: I want a synonym{SEPARATOR}"
     );
     assert!(text.ends_with(&tail), "{text}");

@@ -20,6 +20,7 @@ use thiserror::Error;
 
 use crate::export::{EXPORT_FORMAT, EXPORT_VERSION};
 use crate::memory::Lesson;
+use crate::memory_key::MemoryKey;
 use crate::record::{MemoryRecord, RecordId, RecordState, Timestamp};
 use crate::stored_record::{
     StoredActor, StoredChangeReason, StoredKindName, StoredRecord, StoredScope, StoredSource,
@@ -532,13 +533,16 @@ fn read_record(item: &Value, path: &str, problems: &mut Problems) -> Option<Memo
 /// the examples' own namespace): a record under another key would be attached to
 /// questions it was never taught for, and would sit beside that key's own lessons.
 fn check_key(record: &MemoryRecord, path: &str, problems: &mut Problems) {
-    let expected = Lesson {
+    let lesson = Lesson {
         question: record.question.clone(),
         kind: record.kind.clone(),
         source: record.source,
-    }
-    .key();
-    if record.key != expected {
+    };
+    let expected = lesson.key();
+    // A lesson written by an earlier Remind is keyed by its question's exact wording.
+    let earlier = record.kind.is_clarification()
+        && record.key == MemoryKey::of_exact_question(&record.question);
+    if record.key != expected && !earlier {
         problems.push(ImportError::WrongKey {
             path: format!("{path}.key"),
             found: truncated(record.key.as_str()),
@@ -756,7 +760,6 @@ mod tests {
     use super::*;
     use crate::export::{Embeddings, export};
     use crate::memory::FeedbackMemory;
-    use crate::memory_key::MemoryKey;
     use crate::record::RecordKind;
     use crate::verified_examples::example_key;
 

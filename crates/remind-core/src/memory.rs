@@ -124,6 +124,28 @@ impl FeedbackMemory {
         self.records.iter().filter(|r| r.is_current())
     }
 
+    /// The key a clarification of `question` is written under: the question's key,
+    /// unless an earlier version of Remind stored this question's current lesson under
+    /// its exact wording; that lesson is then corrected in place, so a question never
+    /// has two current lessons because the key rules changed.
+    pub fn clarification_key(&self, question: &str) -> MemoryKey {
+        let key = MemoryKey::of_question(question);
+        let exact = MemoryKey::of_exact_question(question);
+        if exact != key && self.current_for(&key).is_none() && self.current_for(&exact).is_some() {
+            return exact;
+        }
+        key
+    }
+
+    /// The key `lesson` is written under in this memory (see
+    /// [`FeedbackMemory::clarification_key`]).
+    pub fn key_of(&self, lesson: &Lesson) -> MemoryKey {
+        match lesson.kind {
+            RecordKind::Clarification { .. } => self.clarification_key(&lesson.question),
+            RecordKind::VerifiedExample { .. } => lesson.key(),
+        }
+    }
+
     pub fn current_for(&self, key: &MemoryKey) -> Option<&MemoryRecord> {
         self.current().find(|r| &r.key == key)
     }
@@ -150,7 +172,7 @@ impl FeedbackMemory {
     /// check. For callers that own the memory they write to (the benchmark harness,
     /// tests); the page uses [`FeedbackMemory::plan_correction`].
     pub fn plan_write(&self, lesson: Lesson, id: RecordId, now: Timestamp) -> Written {
-        let key = lesson.key();
+        let key = self.key_of(&lesson);
         self.supersede(key, lesson, None, id, now, ChangeReason::Corrected)
     }
 
@@ -166,7 +188,7 @@ impl FeedbackMemory {
         id: RecordId,
         now: Timestamp,
     ) -> Result<Written, MemoryError> {
-        let key = lesson.key();
+        let key = self.key_of(&lesson);
         self.check_key(&key, expected)?;
         let reason = match (self.current_for(&key), applied) {
             (Some(target), Some(applied)) if &target.id == applied => {
@@ -438,5 +460,43 @@ mod tests {
         write(&mut memory, "What is like < fast > ?", "synonym", "a", 1);
         write(&mut memory, "What is unlike < fast > ?", "antonym", "b", 2);
         assert_eq!(memory.current().count(), 2);
+    }
+
+    #[test]
+    fn a_correction_about_other_places_replaces_the_lesson_of_the_same_kind_of_question() {
+        let mut memory = FeedbackMemory::default();
+        write(
+            &mut memory,
+            "How far is Lyon from Paris?",
+            "in miles",
+            "a",
+            1,
+        );
+        let written = write(
+            &mut memory,
+            "How far is Berlin from Munich?",
+            "in kilometres",
+            "b",
+            2,
+        );
+        assert_eq!(written.replaced.map(|r| r.id), Some(RecordId("a".into())));
+        assert_eq!(memory.current().count(), 1);
+    }
+
+    #[test]
+    fn a_lesson_an_earlier_remind_keyed_by_exact_wording_is_corrected_in_place() {
+        let question = "How far is Lyon from Paris?";
+        let mut memory = FeedbackMemory::default();
+        write(&mut memory, question, "in miles", "a", 1);
+        let exact = MemoryKey::of_exact_question(question);
+        let mut records = memory.records().to_vec();
+        records[0].key = exact.clone();
+        let mut memory = FeedbackMemory::from_records(records);
+        assert_eq!(memory.clarification_key(question), exact);
+
+        let written = write(&mut memory, question, "in kilometres", "b", 2);
+        assert_eq!(written.current.key, exact);
+        assert_eq!(written.replaced.map(|r| r.id), Some(RecordId("a".into())));
+        assert_eq!(memory.current().count(), 1);
     }
 }

@@ -17,16 +17,69 @@ pub const SEP_TOKEN: &str = "[SEP]";
 /// Every reply ends with this word; the model must be stopped there, or it runs on
 /// into a new question of its own.
 pub const END: &str = "END";
-/// Stop sequences sent with every request.
+/// Stop sequences sent with every request in the paper's form.
 pub const STOP_SEQUENCES: [&str; 2] = [END, "\n\n###"];
+/// Stop sequences of the labelled form: a markdown heading ("### Steps") belongs to
+/// an answer, so only the separator's own line stops it.
+pub const LABELLED_STOP_SEQUENCES: [&str; 2] = [END, "\n\n###\n"];
 
 const PAPER_LEXICAL: &str = include_str!("prompt/prompt_lexical_qa.txt");
 const PAPER_SCRAMBLING: &str = include_str!("prompt/prompt_gpt3_synthetic_tasks.txt");
 const GENERAL: &str = include_str!("prompt/prompt_general.txt");
 
-const CHAT_INSTRUCTION: &str = "You answer questions. First restate what is being asked \
+/// How a template's replies are laid out; the parser reads a reply in the form its
+/// prompt asked for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReplyForm {
+    /// The paper's one line, "the synonym for fast is quick END": the understanding
+    /// ends at the first " is ". Right for the paper's lexical questions, wrong for any
+    /// answer that is itself a sentence with "is" in it.
+    #[default]
+    Restated,
+    /// Two labelled parts, "Understanding: …" then "Answer: …" (a paragraph, a list,
+    /// anything) and `END` on its own line: for the questions people type.
+    Labelled,
+}
+
+impl ReplyForm {
+    /// A demonstration reply in this form, with the leading space of the paper's
+    /// completion text.
+    pub fn reply(self, understanding: &str, answer: &str) -> String {
+        match self {
+            ReplyForm::Restated => format!(" {} is {} {END}", understanding.trim(), answer.trim()),
+            ReplyForm::Labelled => format!(
+                " Understanding: {}\nAnswer: {}\n{END}",
+                understanding.trim(),
+                answer.trim()
+            ),
+        }
+    }
+
+    /// What the endpoint is told to stop at.
+    pub fn stop_sequences(self) -> &'static [&'static str] {
+        match self {
+            ReplyForm::Restated => &STOP_SEQUENCES,
+            ReplyForm::Labelled => &LABELLED_STOP_SEQUENCES,
+        }
+    }
+
+    /// The system message of chat mode, describing this form.
+    pub fn chat_instruction(self) -> &'static str {
+        match self {
+            ReplyForm::Restated => {
+                "You answer questions. First restate what is being asked \
 (your understanding), then give the answer, in exactly the form of the examples: \
-\"<understanding> is <answer> END\". When a question carries a clarification, follow it.";
+\"<understanding> is <answer> END\". When a question carries a clarification, follow it."
+            }
+            ReplyForm::Labelled => {
+                "You answer questions. Reply in exactly the form of the examples: a line \
+\"Understanding: \" restating what is being asked, then \"Answer: \" and the answer (a \
+word, a sentence, a paragraph or a list, as the question needs), then END on a line of its \
+own. When a question carries a clarification, follow it."
+            }
+        }
+    }
+}
 
 /// One demonstration: the query as the model sees it (with any clarification already
 /// attached) and the reply it should imitate, ending in `END`.
@@ -36,10 +89,11 @@ pub struct Example {
     pub reply: String,
 }
 
-/// A few-shot prompt: the examples, in order.
+/// A few-shot prompt: the examples, in order, and the form their replies take.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PromptTemplate {
     examples: Vec<Example>,
+    form: ReplyForm,
 }
 
 /// A message of the chat-completions API.
@@ -93,8 +147,8 @@ pub enum PromptError {
 }
 
 impl PromptTemplate {
-    pub fn new(examples: Vec<Example>) -> Self {
-        PromptTemplate { examples }
+    pub fn new(examples: Vec<Example>, form: ReplyForm) -> Self {
+        PromptTemplate { examples, form }
     }
 
     /// The paper's lexical-relations prompt (10 examples, 5 with clarifications).
@@ -108,13 +162,25 @@ impl PromptTemplate {
             .expect("the bundled scrambling prompt is well formed")
     }
 
-    /// The page's default: the paper's lexical examples mixed with everyday questions,
-    /// all in the same "understanding is answer END" form.
+    /// The page's default: the paper's lexical examples mixed with everyday questions
+    /// (a paragraph, a list, a sentence with "is" in it, a lasting preference), all in
+    /// the labelled form.
     pub fn general() -> Self {
-        Self::from_paper_format(GENERAL).expect("the bundled general prompt is well formed")
+        Self::from_paper_format(GENERAL)
+            .expect("the bundled general prompt is well formed")
+            .with_form(ReplyForm::Labelled)
     }
 
-    /// Parses `q1[SEP] r1[SEP]q2[SEP] r2 …`: an even number of `[SEP]`-separated parts.
+    fn with_form(self, form: ReplyForm) -> Self {
+        PromptTemplate { form, ..self }
+    }
+
+    pub fn form(&self) -> ReplyForm {
+        self.form
+    }
+
+    /// Parses `q1[SEP] r1[SEP]q2[SEP] r2 …`: an even number of `[SEP]`-separated parts,
+    /// replies in the paper's form.
     pub fn from_paper_format(text: &str) -> Result<Self, PromptError> {
         let parts: Vec<&str> = text.split(SEP_TOKEN).collect();
         if !parts.len().is_multiple_of(2) {
@@ -130,7 +196,10 @@ impl PromptTemplate {
                 reply: pair[1].to_string(),
             })
             .collect();
-        Ok(PromptTemplate { examples })
+        Ok(PromptTemplate {
+            examples,
+            form: ReplyForm::Restated,
+        })
     }
 
     pub fn examples(&self) -> &[Example] {
@@ -166,7 +235,7 @@ impl PromptTemplate {
     pub fn chat_messages(&self, query: &str) -> Vec<ChatMessage> {
         let mut messages = vec![ChatMessage {
             role: ChatRole::System,
-            content: CHAT_INSTRUCTION.to_string(),
+            content: self.form.chat_instruction().to_string(),
         }];
         for example in &self.examples {
             messages.push(ChatMessage {
@@ -215,7 +284,7 @@ impl PromptTemplate {
     ) -> Result<FittedPrompt, PromptError> {
         let available = budget.prompt_tokens();
         for skip in 0..=self.examples.len() {
-            let fitted = PromptTemplate::new(self.examples[skip..].to_vec());
+            let fitted = PromptTemplate::new(self.examples[skip..].to_vec(), self.form);
             let rendered = fitted.rendered(mode, query);
             if rendered.estimated_tokens() <= available {
                 return Ok(FittedPrompt {
@@ -284,7 +353,8 @@ impl Default for TokenBudget {
     fn default() -> Self {
         TokenBudget {
             context_tokens: 4096,
-            reply_tokens: 96,
+            // A paragraph: a short answer stops at END long before this.
+            reply_tokens: 320,
         }
     }
 }
@@ -340,10 +410,13 @@ mod tests {
 
     #[test]
     fn the_query_follows_the_examples_between_separators() {
-        let prompt = PromptTemplate::new(vec![Example {
-            query: "q1".into(),
-            reply: " r1 END".into(),
-        }]);
+        let prompt = PromptTemplate::new(
+            vec![Example {
+                query: "q1".into(),
+                reply: " r1 END".into(),
+            }],
+            ReplyForm::Restated,
+        );
         assert_eq!(
             prompt.completion_text("q2"),
             "q1\n\n###\n\n/ r1 END\n\n###\n\n/q2\n\n###\n\n/"
@@ -403,6 +476,31 @@ mod tests {
             .render_within(PromptMode::Chat, &"word ".repeat(50), budget)
             .unwrap_err();
         assert!(matches!(err, PromptError::TooLong { available: 10, .. }));
+    }
+
+    #[test]
+    fn the_general_prompt_asks_for_labelled_replies_in_both_modes() {
+        let prompt = PromptTemplate::general();
+        assert_eq!(prompt.form(), ReplyForm::Labelled);
+        assert!(prompt.examples().iter().all(|e| {
+            e.reply.starts_with(" Understanding: ")
+                && e.reply.contains("\nAnswer: ")
+                && e.reply.ends_with("\nEND")
+        }));
+        let messages = prompt.chat_messages("How far is Lyon from Paris?");
+        assert!(messages[0].content.contains("\"Understanding: \""));
+    }
+
+    #[test]
+    fn a_demonstration_is_written_in_its_templates_form() {
+        assert_eq!(
+            ReplyForm::Restated.reply("the synonym for fast", "quick"),
+            " the synonym for fast is quick END"
+        );
+        assert_eq!(
+            ReplyForm::Labelled.reply("why the sky is blue", "Air scatters blue light."),
+            " Understanding: why the sky is blue\nAnswer: Air scatters blue light.\nEND"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! the one sent. [`PromptBreakdown::render`] rebuilds the exact prompt from the parts,
 //! and the turn is built from that, so the parts are by construction what was sent.
 
-use crate::prompt::{Example, PromptMode, PromptTemplate, RenderedPrompt};
+use crate::prompt::{Example, PromptMode, PromptTemplate, RenderedPrompt, ReplyForm};
 use crate::record::RecordId;
 use crate::retrieval::{Decision, Score};
 use crate::verified_examples::ChosenExample;
@@ -35,6 +35,8 @@ pub struct AttachedClarification {
 #[derive(Clone, Debug, PartialEq)]
 pub struct PromptBreakdown {
     pub mode: PromptMode,
+    /// The form the examples' replies take, and so the form the reply is read in.
+    pub form: ReplyForm,
     /// The template's examples that were sent, in order.
     pub base_examples: Vec<Example>,
     /// How many of the template's oldest examples were left out to fit the token budget.
@@ -64,6 +66,6 @@ impl PromptBreakdown {
 
     /// The prompt these parts make: equal to the turn's request prompt.
     pub fn render(&self) -> RenderedPrompt {
-        PromptTemplate::new(self.sent_examples()).rendered(self.mode, &self.query)
+        PromptTemplate::new(self.sent_examples(), self.form).rendered(self.mode, &self.query)
     }
 }

@@ -11,7 +11,7 @@ use thiserror::Error;
 
 use crate::memory::FeedbackMemory;
 use crate::prompt::{
-    Example, PromptError, PromptMode, PromptTemplate, RenderedPrompt, STOP_SEQUENCES, TokenBudget,
+    Example, PromptError, PromptMode, PromptTemplate, RenderedPrompt, ReplyForm, TokenBudget,
     attach_clarification,
 };
 use crate::prompt_breakdown::{AttachedClarification, ClarificationOrigin, PromptBreakdown};
@@ -168,8 +168,12 @@ pub fn build_turn(
     };
     let chosen = match config.examples {
         ExampleSelection::None => Vec::new(),
-        ExampleSelection::Similar(budget) => select_examples(&retrieval_query, &examples, &budget),
-        ExampleSelection::MostRecent(k) => most_recent_examples(&examples, k),
+        ExampleSelection::Similar(budget) => {
+            select_examples(&retrieval_query, &examples, &budget, config.template.form())
+        }
+        ExampleSelection::MostRecent(k) => {
+            most_recent_examples(&examples, k, config.template.form())
+        }
     };
     let base = config.template.examples();
     let all_examples: Vec<Example> = base
@@ -177,13 +181,17 @@ pub fn build_turn(
         .cloned()
         .chain(chosen.iter().map(|c| c.example.clone()))
         .collect();
-    let fitted =
-        PromptTemplate::new(all_examples).fit_within(config.mode, &query, config.budget)?;
+    let fitted = PromptTemplate::new(all_examples, config.template.form()).fit_within(
+        config.mode,
+        &query,
+        config.budget,
+    )?;
     let base_dropped = fitted.dropped_examples.min(base.len());
     let verified_dropped = fitted.dropped_examples - base_dropped;
     let examples: Vec<ChosenExample> = chosen.into_iter().skip(verified_dropped).collect();
     let breakdown = PromptBreakdown {
         mode: config.mode,
+        form: config.template.form(),
         base_examples: base[base_dropped..].to_vec(),
         base_examples_dropped: base_dropped,
         verified_examples: examples.clone(),
@@ -204,14 +212,24 @@ pub fn build_turn(
             prompt: fitted.prompt,
             max_tokens: config.budget.reply_tokens,
             temperature: config.temperature,
-            stop: STOP_SEQUENCES.iter().map(|s| s.to_string()).collect(),
+            stop: config
+                .template
+                .form()
+                .stop_sequences()
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
         },
     })
 }
 
 /// The `k` most recently written verified examples, oldest first so the newest sits
 /// next to the query.
-fn most_recent_examples(candidates: &[&MemoryRecord], k: usize) -> Vec<ChosenExample> {
+fn most_recent_examples(
+    candidates: &[&MemoryRecord],
+    k: usize,
+    form: ReplyForm,
+) -> Vec<ChosenExample> {
     use crate::verified_examples::{Similarity, demonstration};
     let mut recent: Vec<&MemoryRecord> = candidates.to_vec();
     recent.sort_by(|a, b| {
@@ -223,7 +241,7 @@ fn most_recent_examples(candidates: &[&MemoryRecord], k: usize) -> Vec<ChosenExa
     recent[from..]
         .iter()
         .filter_map(|record| {
-            demonstration(record).map(|example| ChosenExample {
+            demonstration(record, form).map(|example| ChosenExample {
                 record: record.id.clone(),
                 version: record.version,
                 example,

@@ -11,34 +11,35 @@ use std::cmp::Ordering;
 
 use crate::levenshtein;
 use crate::memory_key::MemoryKey;
-use crate::prompt::{END, Example, SEPARATOR, estimate_tokens};
+use crate::prompt::{Example, ReplyForm, SEPARATOR, estimate_tokens};
 use crate::record::{MemoryRecord, RecordId, RecordKind};
 use crate::retrieval::{Query, cosine};
 
 /// Marks a key as a verified example's, so it never equals a clarification's key.
 pub const EXAMPLE_KEY_PREFIX: &str = "verified example: ";
 
-/// The key a verified example of `question` is stored under: the question's key in
-/// the examples' own namespace. Two confirmed replies to the same request (same masked
-/// key) therefore supersede each other, and never the clarification of that request.
+/// The key a verified example of `question` is stored under: the question's exact key
+/// (only a `< word >` masked: a confirmed reply is about its own question, not every
+/// question of its kind) in the examples' own namespace. Two confirmed replies to the
+/// same request therefore supersede each other, and never the clarification of it.
 pub fn example_key(question: &str) -> MemoryKey {
     MemoryKey::from_stored(format!(
         "{EXAMPLE_KEY_PREFIX}{}",
-        MemoryKey::of_question(question)
+        MemoryKey::of_exact_question(question)
     ))
 }
 
-/// The demonstration a verified example adds to the prompt, in the same
-/// "understanding is answer END" form as the template's own examples (with their
+/// The demonstration a verified example adds to the prompt, in the same form as the
+/// template's own examples (with their
 /// leading space, so completion text reads like the paper's). `None` for any other kind.
-pub fn demonstration(record: &MemoryRecord) -> Option<Example> {
+pub fn demonstration(record: &MemoryRecord, form: ReplyForm) -> Option<Example> {
     match &record.kind {
         RecordKind::VerifiedExample {
             understanding,
             answer,
         } => Some(Example {
             query: record.question.trim().to_string(),
-            reply: format!(" {} is {} {END}", understanding.trim(), answer.trim()),
+            reply: form.reply(understanding, answer),
         }),
         RecordKind::Clarification { .. } => None,
     }
@@ -113,11 +114,12 @@ pub fn select_examples(
     query: &Query<'_>,
     candidates: &[&MemoryRecord],
     budget: &ExampleBudget,
+    form: ReplyForm,
 ) -> Vec<ChosenExample> {
     let examples: Vec<(&MemoryRecord, Example)> = candidates
         .iter()
         .filter(|r| r.is_current())
-        .filter_map(|r| demonstration(r).map(|e| (*r, e)))
+        .filter_map(|r| demonstration(r, form).map(|e| (*r, e)))
         .collect();
     let by_cosine = query.embedding.filter(|q| {
         examples.iter().all(|(r, _)| {
@@ -223,7 +225,11 @@ mod tests {
 
     #[test]
     fn the_demonstration_reads_like_the_templates_examples() {
-        let demo = demonstration(&example("e", "What is like < fast > ?", 1)).unwrap();
+        let demo = demonstration(
+            &example("e", "What is like < fast > ?", 1),
+            ReplyForm::Restated,
+        )
+        .unwrap();
         assert_eq!(demo.query, "What is like < fast > ?");
         assert_eq!(
             demo.reply,
@@ -243,6 +249,7 @@ mod tests {
             &Query::new("what is like < slow > ?"),
             &candidates,
             &ExampleBudget::default(),
+            ReplyForm::Restated,
         );
         assert_eq!(ids(&chosen), ["nearish", "near"]);
         assert_eq!(chosen[1].similarity, Similarity::KeySimilarity(1.0));
@@ -268,13 +275,13 @@ mod tests {
             ..ExampleBudget::default()
         };
         let query = Query::new("what is like < slow > ?").with_embedding(&[1.0, 0.1]);
-        let chosen = select_examples(&query, &candidates, &budget);
+        let chosen = select_examples(&query, &candidates, &budget, ReplyForm::Restated);
         assert_eq!(ids(&chosen), ["b"]);
         assert!(matches!(chosen[0].similarity, Similarity::Cosine(c) if c > 0.99));
 
         stored[1].embedding = None;
         let candidates: Vec<_> = stored.iter().collect();
-        let chosen = select_examples(&query, &candidates, &budget);
+        let chosen = select_examples(&query, &candidates, &budget, ReplyForm::Restated);
         assert_eq!(ids(&chosen), ["a"]);
         assert!(matches!(chosen[0].similarity, Similarity::KeySimilarity(_)));
     }
@@ -288,15 +295,23 @@ mod tests {
         let candidates: Vec<_> = stored.iter().collect();
         let query = Query::new("what is like < x > ?");
         let one_fits = ExampleBudget {
-            max_tokens: example_tokens(&demonstration(&stored[0]).unwrap()),
+            max_tokens: example_tokens(&demonstration(&stored[0], ReplyForm::Restated).unwrap()),
             ..ExampleBudget::default()
         };
-        assert_eq!(ids(&select_examples(&query, &candidates, &one_fits)), ["b"]);
+        assert_eq!(
+            ids(&select_examples(
+                &query,
+                &candidates,
+                &one_fits,
+                ReplyForm::Restated
+            )),
+            ["b"]
+        );
         let none = ExampleBudget {
             max_examples: 0,
             ..ExampleBudget::default()
         };
-        assert!(select_examples(&query, &candidates, &none).is_empty());
+        assert!(select_examples(&query, &candidates, &none, ReplyForm::Restated).is_empty());
     }
 
     #[test]
@@ -310,6 +325,7 @@ mod tests {
             &Query::new("What is like < fast > ?"),
             &candidates,
             &ExampleBudget::default(),
+            ReplyForm::Restated,
         );
         assert!(chosen.is_empty());
     }

@@ -12,7 +12,7 @@ use crate::keyword_check::understanding_names_task;
 use crate::simulated_user::SimulatedUser;
 use crate::task_stream::{RenderedTask, TaskType};
 use remind_core::memory::{FeedbackMemory, Lesson};
-use remind_core::prompt::{PromptMode, PromptTemplate, TokenBudget};
+use remind_core::prompt::{PromptMode, PromptTemplate, ReplyForm, TokenBudget};
 use remind_core::record::{RecordId, RecordKind, Source, StoredEmbedding, Timestamp};
 use remind_core::reply::ParsedReply;
 use remind_core::retrieval::{HybridRetriever, LevenshteinRetriever, Retriever, SemanticRetriever};
@@ -132,6 +132,8 @@ pub struct PreparedStep {
     /// The question as the model sees it (with any clarification attached).
     pub query: String,
     pub request: CompletionRequest,
+    /// The form the prompt asks replies in, which is the form they are read in.
+    pub form: ReplyForm,
     pub memory: Option<MemoryUse>,
     /// The questions of the demonstrations in the prompt, in prompt order.
     pub demonstrations: Vec<String>,
@@ -264,6 +266,7 @@ impl ArmState {
                 .map(|chosen| chosen.example.query.clone())
                 .collect(),
             query: turn.query,
+            form: turn.breakdown.form,
             request: turn.request,
             memory,
         })
@@ -409,7 +412,7 @@ mod tests {
             "cold",
             UNLIKE_FB,
         );
-        let misread = parse_reply(" the synonym for hot is warm", true);
+        let misread = parse_reply(ReplyForm::Restated, " the synonym for hot is warm", true);
         for kind in [
             ArmKind::NoMemory,
             ArmKind::MemPrompt(LessonRetrieval::Levenshtein),
@@ -434,7 +437,7 @@ mod tests {
             UNLIKE_FB,
         );
         let like = task("What is like < {w} > ?", TaskType::Synonym, "fast", "fb");
-        let misread = parse_reply(" the synonym for hot is warm", true);
+        let misread = parse_reply(ReplyForm::Restated, " the synonym for hot is warm", true);
         let mut lev = ArmState::new(
             ArmKind::MemPrompt(LessonRetrieval::Levenshtein),
             PromptTemplate::paper_lexical(),
@@ -470,7 +473,7 @@ mod tests {
             0,
             &first,
             None,
-            &parse_reply(" the synonym for hot is warm", true),
+            &parse_reply(ReplyForm::Restated, " the synonym for hot is warm", true),
         );
         let step = arm.prepare(&first, None).unwrap();
         assert!(text(&step).contains("What is unlike < hot > ? | clarification: when I ask for unlike , I want an antonym.\n\n###\n\n/ the antonym for hot is gold END"));
@@ -500,7 +503,11 @@ mod tests {
         );
         for (i, (template, t, w)) in questions.iter().enumerate() {
             let task = task(template, *t, w, "fb");
-            let right = parse_reply(&format!(" {} is x", t.understanding_of(w)), true);
+            let right = parse_reply(
+                ReplyForm::Restated,
+                &format!(" {} is x", t.understanding_of(w)),
+                true,
+            );
             assert!(near.observe(i, &task, None, &right).understood);
             recent.observe(i, &task, None, &right);
         }
@@ -539,7 +546,12 @@ mod tests {
             PromptTemplate::paper_lexical(),
             settings(),
         );
-        arm.observe(0, &stored, Some(&[1.0, 0.0]), &parse_reply("nothing", true));
+        arm.observe(
+            0,
+            &stored,
+            Some(&[1.0, 0.0]),
+            &parse_reply(ReplyForm::Restated, "nothing", true),
+        );
         assert!(
             arm.prepare(&next, Some(&[0.9, 0.1]))
                 .unwrap()

@@ -7,7 +7,7 @@
 //! of changing one in place.
 
 use remind_core::prompt::{
-    END, Example, PromptError, PromptMode, PromptTemplate, RenderedPrompt, TokenBudget,
+    END, Example, PromptError, PromptMode, PromptTemplate, RenderedPrompt, ReplyForm, TokenBudget,
     attach_clarification, estimate_tokens,
 };
 
@@ -84,7 +84,7 @@ impl GrowPrompt {
     fn template(&self, grown: &[Example]) -> PromptTemplate {
         let mut examples = self.base.examples().to_vec();
         examples.extend_from_slice(grown);
-        PromptTemplate::new(examples)
+        PromptTemplate::new(examples, ReplyForm::Restated)
     }
 
     fn template_tokens(&self, grown: &[Example]) -> usize {
@@ -97,10 +97,13 @@ mod tests {
     use super::*;
 
     fn small_base() -> PromptTemplate {
-        PromptTemplate::new(vec![Example {
-            query: "What is the synonym for < surrogate > ?".into(),
-            reply: " the synonym for surrogate is substitute END".into(),
-        }])
+        PromptTemplate::new(
+            vec![Example {
+                query: "What is the synonym for < surrogate > ?".into(),
+                reply: " the synonym for surrogate is substitute END".into(),
+            }],
+            ReplyForm::Restated,
+        )
     }
 
     fn roomy() -> TokenBudget {
@@ -179,7 +182,8 @@ mod tests {
             "the synonym for w0 is x",
         );
         let base_tokens = estimate_tokens(&base.render());
-        let per_example = estimate_tokens(&PromptTemplate::new(vec![one]).render()) + 4;
+        let per_example =
+            estimate_tokens(&PromptTemplate::new(vec![one], ReplyForm::Restated).render()) + 4;
         // Room for the base and about three grown examples.
         let budget = TokenBudget {
             context_tokens: base_tokens + 3 * per_example + 10,

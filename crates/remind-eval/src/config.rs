@@ -45,6 +45,26 @@ pub struct EvalConfig {
     pub retry: RetryPolicy,
     pub concurrency: usize,
     pub out: PathBuf,
+    /// The everyday stream only: send follow-ups to the endpoint and judge answers
+    /// (`false` with --retrieval-only).
+    pub judge_answers: bool,
+    /// The command as typed, for the reports.
+    pub command_line: String,
+}
+
+/// The everyday stream's scenarios, beside the repository's other test fixtures.
+pub const EVERYDAY_FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/everyday.jsonl"
+);
+
+impl EvalConfig {
+    /// Whether the stream is the everyday scenarios rather than a paper task stream.
+    pub fn is_everyday(&self) -> bool {
+        self.stream
+            .file_name()
+            .is_some_and(|name| name.to_string_lossy().ends_with("everyday.jsonl"))
+    }
 }
 
 // The flags as typed. Defaults that depend on another flag (the stream's class, the
@@ -60,7 +80,7 @@ pub struct EvalConfig {
     args_override_self = true
 )]
 struct Flags {
-    /// Task file, or linguistic | hin | pun | scrambling [default: linguistic]
+    /// Task file, or linguistic | hin | pun | scrambling | everyday [default: linguistic]
     #[arg(long, value_name = "PATH|NAME", help_heading = "Stream")]
     stream: Option<PathBuf>,
     /// Question templates [default: <data>/derived/templates.jsonl]
@@ -157,6 +177,9 @@ struct Flags {
         help_heading = "Output"
     )]
     out: PathBuf,
+    /// Everyday stream: measure which lessons attach without asking the endpoint for answers
+    #[arg(long, help_heading = "Stream")]
+    retrieval_only: bool,
 }
 
 /// A whole `--arms` value: one type for the list, so a repeated `--arms` replaces the
@@ -166,6 +189,9 @@ struct ArmList(Vec<ArmKind>);
 
 /// The stream files the short names stand for, under the data directory.
 fn named_stream(data: &Path, name: &str) -> Option<PathBuf> {
+    if name == "everyday" {
+        return Some(PathBuf::from(EVERYDAY_FIXTURE));
+    }
     let relative = match name {
         "linguistic" | "lexical" => "tasks/linguistic/tasks_300.jsonl",
         "hin" | "hindi" => "tasks/hin/tasks_300.jsonl",
@@ -298,13 +324,19 @@ where
     I: IntoIterator,
     I::Item: Into<OsString>,
 {
-    let argv =
-        std::iter::once(OsString::from("remind-eval")).chain(args.into_iter().map(Into::into));
+    let argv: Vec<OsString> = std::iter::once(OsString::from("remind-eval"))
+        .chain(args.into_iter().map(Into::into))
+        .collect();
+    let command_line = argv
+        .iter()
+        .map(|a| a.to_string_lossy())
+        .collect::<Vec<_>>()
+        .join(" ");
     let flags = command()
         .try_get_matches_from(argv)
         .and_then(|matches| Flags::from_arg_matches(&matches));
     match flags {
-        Ok(flags) => flags.into_config(env, data_default).map(Some),
+        Ok(flags) => flags.into_config(env, data_default, command_line).map(Some),
         Err(e) if e.kind() == ErrorKind::DisplayHelp => Ok(None),
         Err(e) => Err(usage_error(&e)),
     }
@@ -315,6 +347,7 @@ impl Flags {
         self,
         env: &dyn Fn(&str) -> Option<String>,
         data_default: &Path,
+        command_line: String,
     ) -> Result<EvalConfig, EvalError> {
         let data = self.data.unwrap_or_else(|| data_default.to_path_buf());
         let stream = match self.stream {
@@ -380,6 +413,8 @@ impl Flags {
             },
             concurrency: self.concurrency.max(1),
             out: self.out,
+            judge_answers: !self.retrieval_only,
+            command_line,
         })
     }
 }
@@ -427,6 +462,24 @@ mod tests {
             .unwrap();
         assert_eq!(c.template_class, "pun");
         assert_eq!(c.limit, Some(7));
+    }
+
+    #[test]
+    fn the_everyday_stream_is_named_and_judges_answers_unless_told_not_to() {
+        let c = parse("--stream everyday").unwrap().unwrap();
+        assert!(c.is_everyday());
+        assert!(
+            std::path::Path::new(&c.stream).exists(),
+            "{}",
+            c.stream.display()
+        );
+        assert!(c.judge_answers);
+        assert_eq!(c.command_line, "remind-eval --stream everyday");
+        let c = parse("--stream everyday --retrieval-only")
+            .unwrap()
+            .unwrap();
+        assert!(!c.judge_answers);
+        assert!(!parse("--stream scrambling").unwrap().unwrap().is_everyday());
     }
 
     #[test]

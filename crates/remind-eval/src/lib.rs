@@ -10,6 +10,9 @@
 //! talks to the endpoint through an adapter. Everything that decides a number (arms,
 //! scoring, metrics, table, plot) is a pure function in a submodule, unit-tested; only
 //! [`runner`] and [`stream_source`] touch files, threads and the network.
+//!
+//! Besides the paper's streams, [`everyday`] replays questions as people type them
+//! (`--stream everyday`).
 
 pub mod accuracy_plot;
 pub mod answer_match;
@@ -17,6 +20,7 @@ pub mod arm;
 pub mod baseline;
 pub mod blocking_http_llm;
 pub mod config;
+pub mod everyday;
 pub mod gate_confusion;
 pub mod keyword_check;
 pub mod metrics;
@@ -100,4 +104,15 @@ pub enum EvalError {
         "arm {arm} compares questions by embeddings; pass --embedder-dir DIR with model.onnx and vocab.txt (scripts/setup-embedder installs them into ~/.cache/remind/minilm)"
     )]
     NeedsEmbedder { arm: String },
+    #[error("{path}: {source}; fix the line or point --stream at another file")]
+    Scenarios {
+        path: PathBuf,
+        source: everyday::ScenarioError,
+    },
+    #[error(
+        "the everyday stream compares questions by embeddings; pass --embedder-dir DIR with model.onnx and vocab.txt (scripts/setup-embedder installs them into ~/.cache/remind/minilm)"
+    )]
+    EverydayNeedsEmbedder,
+    #[error("{0} The run stopped; rerun it once the endpoint answers, or pass --retrieval-only.")]
+    Everyday(#[from] everyday::EverydayError),
 }

@@ -5,7 +5,7 @@
 //! judged step is appended to `steps.jsonl` at once, so a run stopped at any point
 //! resumes where it stopped without repeating a request.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,6 +18,10 @@ use crate::answer_match::answer_is_correct;
 use crate::arm::{ArmKind, ArmSettings, ArmState, Judgement, PreparedStep};
 use crate::blocking_http_llm::BlockingHttpLlm;
 use crate::config::EvalConfig;
+use crate::everyday::{
+    AskEndpoint, EverydayArm, EverydayRun, EverydaySettings, ProbeOutcome, parse_scenarios,
+    render_report, replay_arm,
+};
 use crate::metrics::{ArmMetrics, arm_metrics};
 use crate::progress::progress_line;
 use crate::retry_policy::{RetryPolicy, is_transient};
@@ -25,7 +29,8 @@ use crate::step_log::{self, MemoryHit, StepRecord};
 use crate::stream_source::{base_prompt, load_tasks, read_text};
 use crate::table::{RunDescription, render_table};
 use crate::task_stream::RenderedTask;
-use remind_app::ports::{Completion, CompletionRequest, Embedder};
+use remind_app::ports::{Completion, CompletionRequest, EmbedError, Embedder};
+use remind_core::prompt::PromptMode;
 use remind_core::reply::{ParsedReply, parse_reply};
 use remind_embedder::tract_embedder::TractEmbedder;
 
@@ -72,6 +77,9 @@ fn write_file(path: &Path, text: &str) -> Result<(), EvalError> {
 }
 
 pub fn run(config: &EvalConfig) -> Result<RunReport, EvalError> {
+    if config.is_everyday() {
+        return run_everyday(config);
+    }
     let tasks = load_tasks(config)?;
     let base = base_prompt(config.prompt);
     let embeddings = embed_questions(config, &tasks)?;
@@ -242,6 +250,121 @@ fn read_log(path: &Path) -> Result<Vec<StepRecord>, EvalError> {
 }
 
 /// Question embeddings for the arms that use them, computed once up front.
+/// The everyday stream: every arm over the scenarios, one report (`everyday.md`) and
+/// every probe's outcome (`everyday-probes.jsonl`) in `--out`.
+fn run_everyday(config: &EvalConfig) -> Result<RunReport, EvalError> {
+    let scenarios =
+        parse_scenarios(&read_text(&config.stream)?).map_err(|source| EvalError::Scenarios {
+            path: config.stream.clone(),
+            source,
+        })?;
+    let Some(dir) = &config.embedder_dir else {
+        return Err(EvalError::EverydayNeedsEmbedder);
+    };
+    let embedder = load_embedder(dir)?;
+    let mut cache: HashMap<String, Vec<f32>> = HashMap::new();
+    let mut embed = |text: &str| -> Result<Vec<f32>, EmbedError> {
+        if let Some(vector) = cache.get(text) {
+            return Ok(vector.clone());
+        }
+        let vector = embedder.embed(text)?;
+        cache.insert(text.to_string(), vector.clone());
+        Ok(vector)
+    };
+    let llm = BlockingHttpLlm::new(Some(config.seed));
+    let policy = config.retry;
+    let mut requested = 0;
+    let mut ask = |request: &CompletionRequest| {
+        requested += 1;
+        eprint!("\r{requested} answers requested");
+        let mut attempt = 1;
+        loop {
+            match llm.complete_blocking(&config.endpoint, request) {
+                Err(e) if is_transient(&e) && attempt < policy.max_attempts => {
+                    std::thread::sleep(policy.delay_after(attempt));
+                    attempt += 1;
+                }
+                done => return done,
+            }
+        }
+    };
+    let settings = EverydaySettings {
+        tau: config.tau,
+        mode: config.endpoint.mode,
+        budget: config.budget,
+        temperature: config.temperature,
+    };
+    let mut outcomes = Vec::new();
+    for arm in EverydayArm::ALL {
+        eprintln!("everyday: {}", arm.name());
+        let judge: Option<AskEndpoint<'_>> = if config.judge_answers {
+            Some(&mut ask)
+        } else {
+            None
+        };
+        outcomes.push(replay_arm(arm, &scenarios, &settings, &mut embed, judge)?);
+    }
+    eprintln!();
+    std::fs::create_dir_all(&config.out).map_err(|source| EvalError::Write {
+        path: config.out.clone(),
+        source,
+    })?;
+    let probes: String = outcomes
+        .iter()
+        .flat_map(|o| o.probes.iter().map(move |p| probe_line(o.arm, p)))
+        .collect();
+    write_file(&config.out.join("everyday-probes.jsonl"), &probes)?;
+    let run = EverydayRun {
+        command: config.command_line.clone(),
+        model: config.endpoint.model.clone(),
+        mode: PromptMode::NAMES.name(config.endpoint.mode).to_string(),
+        tau: config.tau,
+        answers_judged: config.judge_answers,
+    };
+    let table_path = config.out.join("everyday.md");
+    write_file(&table_path, &render_report(&run, &outcomes))?;
+    if let Some(last) = outcomes.last() {
+        eprintln!("{}", last.summary_line());
+    }
+    Ok(RunReport {
+        metrics: Vec::new(),
+        stopped_arms: Vec::new(),
+        table_path,
+        replayed_steps: 0,
+        requested_steps: requested,
+    })
+}
+
+fn probe_line(arm: EverydayArm, probe: &ProbeOutcome) -> String {
+    let line = serde_json::json!({
+        "arm": arm.name(),
+        "scenario": probe.scenario,
+        "kind": probe.kind,
+        "question": probe.question,
+        "should_apply": probe.should_apply,
+        "applied_from": probe.applied_from,
+        "wrongly_applied": probe.wrongly_applied(),
+        "obeyed": probe.obeyed,
+        "answer": probe.answer,
+        "prompt_tokens": probe.prompt_tokens,
+    });
+    format!("{line}\n")
+}
+
+fn load_embedder(dir: &Path) -> Result<TractEmbedder, EvalError> {
+    let model_path = dir.join("model.onnx");
+    let onnx = std::fs::read(&model_path).map_err(|source| EvalError::Read {
+        path: model_path.clone(),
+        source,
+    })?;
+    let vocab = read_text(&dir.join("vocab.txt"))?;
+    Ok(TractEmbedder::new(
+        &format!("minilm-{}", onnx.len()),
+        &onnx,
+        &vocab,
+    )?)
+}
+
 fn embed_questions(
     config: &EvalConfig,
     tasks: &[RenderedTask],
@@ -259,13 +382,7 @@ fn embed_questions(
     if !config.arms.iter().any(|a| a.uses_embeddings()) {
         return Ok(vec![None; tasks.len()]);
     }
-    let model_path = dir.join("model.onnx");
-    let onnx = std::fs::read(&model_path).map_err(|source| EvalError::Read {
-        path: model_path.clone(),
-        source,
-    })?;
-    let vocab = read_text(&dir.join("vocab.txt"))?;
-    let embedder = TractEmbedder::new(&format!("minilm-{}", onnx.len()), &onnx, &vocab)?;
+    let embedder = load_embedder(dir)?;
     eprintln!(
         "embedding {} questions with {}",
         tasks.len(),
@@ -322,7 +439,7 @@ fn replay_step(
             "the prompt built now differs from the logged one".into(),
         ));
     }
-    let reply = parse_reply(&record.completion, record.stopped);
+    let reply = parse_reply(prepared.form, &record.completion, record.stopped);
     let judged = state.observe(index, task, embedding, &reply);
     if judged.feedback != record.feedback {
         return Err(mismatch(
@@ -355,7 +472,11 @@ fn run_arm(shared: &Shared<'_>, job: ArmJob) -> Result<(), EvalError> {
                 source,
             }
         })?;
-        let reply = parse_reply(&sent.completion.text, sent.completion.stopped);
+        let reply = parse_reply(
+            prepared.form,
+            &sent.completion.text,
+            sent.completion.stopped,
+        );
         let judged = state.observe(index, task, embedding, &reply);
         let record = step_record(
             arm,

@@ -12,7 +12,7 @@ use remind_test_support as support;
 
 use remind_core::memory::{FeedbackMemory, Lesson};
 use remind_core::memory_key::MemoryKey;
-use remind_core::prompt::attach_clarification;
+use remind_core::prompt::{ReplyForm, attach_clarification};
 use remind_core::record::{RecordId, RecordKind, Source, StoredEmbedding, Timestamp};
 use remind_core::reply::parse_reply;
 use remind_core::retrieval::{
@@ -142,7 +142,11 @@ fn replay(
                 attach_clarification(&task.question, record.clarification().unwrap_or_default())
             }
         };
-        let reply = parse_reply(&scripted_completion(task, &sent), false);
+        let reply = parse_reply(
+            ReplyForm::Restated,
+            &scripted_completion(task, &sent),
+            false,
+        );
         let understood = reply
             .understanding
             .as_deref()

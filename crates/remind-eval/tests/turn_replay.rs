@@ -7,7 +7,7 @@ use remind_app::correct::Correction;
 use remind_app::in_process_embeddings::NoEmbeddings;
 use remind_app::session::{Ports, Session};
 use remind_app::settings::Settings;
-use remind_core::prompt::{PromptMode, PromptTemplate};
+use remind_core::prompt::{PromptMode, PromptTemplate, ReplyForm};
 use remind_core::reply::parse_reply;
 use remind_core::write_gate::Durability;
 use remind_eval::arm::{ArmKind, ArmSettings, ArmState, DemoSelection, LessonRetrieval};
@@ -61,7 +61,7 @@ fn a_mem_prompt_step_replays_through_the_page_to_the_same_bytes() {
         0,
         &taught,
         None,
-        &parse_reply(" the homonym for fast is fasst", true),
+        &parse_reply(ReplyForm::Restated, " the homonym for fast is fasst", true),
     );
     let feedback = judged.feedback.expect("a misread is clarified");
     let logged = arm.prepare(&next, None).unwrap();
@@ -92,7 +92,7 @@ fn a_verified_step_replays_through_the_page_to_the_same_bytes() {
     let confirmed = task("What is unlike < hot > ?", TaskType::Antonym, "hot", "");
     let next = task("What is unlike < cold > ?", TaskType::Antonym, "cold", "");
     let mut arm = page_like(ArmKind::Verified(DemoSelection::Levenshtein));
-    let right = parse_reply(" the antonym for hot is cold", true);
+    let right = parse_reply(ReplyForm::Restated, " the antonym for hot is cold", true);
     assert!(arm.observe(0, &confirmed, None, &right).understood);
     let logged = arm.prepare(&next, None).unwrap();
     assert_eq!(logged.demonstrations, ["What is unlike < hot > ?"]);

@@ -18,7 +18,7 @@ use remind_app::session::{Ports, Session};
 use remind_app::settings::{Endpoint, Settings};
 use remind_core::learning_curve::TurnEvent;
 use remind_core::memory_key::marked_word;
-use remind_core::prompt::{RenderedPrompt, SEPARATOR};
+use remind_core::prompt::{RenderedPrompt, ReplyForm, SEPARATOR};
 use remind_core::record::{MemoryRecord, RecordId, Timestamp};
 use remind_core::stored_rows::StoredMemory;
 
@@ -63,8 +63,30 @@ impl ScriptedModel {
     }
 }
 
+/// The reply form a prompt asks for, read from the prompt as a model would: its
+/// examples (completion) or its instruction (chat) show labelled replies or not.
+pub fn form_of(prompt: &RenderedPrompt) -> ReplyForm {
+    let labelled = match prompt {
+        RenderedPrompt::Completion(text) => text.contains("\nAnswer: "),
+        RenderedPrompt::Chat(messages) => messages
+            .first()
+            .is_some_and(|m| m.content.contains("\"Understanding: \"")),
+    };
+    if labelled {
+        ReplyForm::Labelled
+    } else {
+        ReplyForm::Restated
+    }
+}
+
 impl ScriptedModel {
+    /// The scripted reading of `query`, in the paper's form.
     pub fn reply_to(query: &str) -> String {
+        Self::reply_in(ReplyForm::Restated, query)
+    }
+
+    /// The scripted reading of `query`, in `form`.
+    pub fn reply_in(form: ReplyForm, query: &str) -> String {
         let word = marked_word(query).unwrap_or("it");
         let clarification = query
             .split_once("| clarification:")
@@ -75,7 +97,9 @@ impl ScriptedModel {
             Some(fb) if fb.contains("rhyme") => "a rhyme",
             _ => "a word that sounds like",
         };
-        format!("{meaning} for {word} is answer END")
+        form.reply(&format!("{meaning} for {word}"), "answer")
+            .trim_start()
+            .to_string()
     }
 }
 
@@ -92,7 +116,7 @@ impl LanguageModel for ScriptedModel {
             .next_replies
             .borrow_mut()
             .pop_front()
-            .unwrap_or_else(|| ScriptedModel::reply_to(&query));
+            .unwrap_or_else(|| ScriptedModel::reply_in(form_of(&request.prompt), &query));
         Ok(Completion {
             text,
             stopped: false,
