@@ -74,7 +74,7 @@ test('a confirmed answer becomes a verified example that later prompts carry, sh
     assert.match(used[0], /alike|cosine/);
     const [request] = await fakeRequests(env.fake);
     assert.ok(
-      request.prompt.includes('What is unlike < hot > ?\n\n###\n\n/ the antonym for hot is unhot END\n\n###\n\n/What is unlike < big > ?'),
+      request.prompt.includes('What is unlike < hot > ?\n\n###\n\n/ Understanding: the antonym for hot\nAnswer: unhot\nEND\n\n###\n\n/What is unlike < big > ?'),
       'the example sits right before the query',
     );
 
