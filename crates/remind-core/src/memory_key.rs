@@ -50,11 +50,6 @@ impl MemoryKey {
     pub fn as_str(&self) -> &str {
         &self.0
     }
-
-    /// Whether the question carried a `< word >` marker that was masked.
-    pub fn is_masked(&self) -> bool {
-        self.0.contains(MASK)
-    }
 }
 
 /// The word inside the first `< >` pair, if the question marks one.
@@ -209,7 +204,6 @@ mod tests {
     fn a_question_without_specifics_is_keyed_by_its_normalised_text() {
         let key = MemoryKey::of_question("  How   do I\tboil an egg? ");
         assert_eq!(key.as_str(), "how do i boil an egg?");
-        assert!(!key.is_masked());
     }
 
     fn key(question: &str) -> String {
