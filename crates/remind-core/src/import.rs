@@ -20,7 +20,6 @@ use thiserror::Error;
 
 use crate::export::{EXPORT_FORMAT, EXPORT_VERSION};
 use crate::memory::Lesson;
-use crate::memory_key::MemoryKey;
 use crate::record::{MemoryRecord, RecordId, RecordState, Timestamp};
 use crate::stored_record::{
     StoredActor, StoredChangeReason, StoredKindName, StoredRecord, StoredScope, StoredSource,
@@ -539,10 +538,13 @@ fn check_key(record: &MemoryRecord, path: &str, problems: &mut Problems) {
         source: record.source,
     };
     let expected = lesson.key();
-    // A lesson written by an earlier Remind is keyed by its question's exact wording.
-    let earlier = record.kind.is_clarification()
-        && record.key == MemoryKey::of_exact_question(&record.question);
-    if record.key != expected && !earlier {
+    // A clarification may also carry the key an earlier Remind gave its question.
+    let accepted = if record.kind.is_clarification() {
+        record.key.belongs_to(&record.question)
+    } else {
+        record.key == expected
+    };
+    if !accepted {
         problems.push(ImportError::WrongKey {
             path: format!("{path}.key"),
             found: truncated(record.key.as_str()),
@@ -760,6 +762,7 @@ mod tests {
     use super::*;
     use crate::export::{Embeddings, export};
     use crate::memory::FeedbackMemory;
+    use crate::memory_key::MemoryKey;
     use crate::record::RecordKind;
     use crate::verified_examples::example_key;
 

@@ -3,9 +3,9 @@
 //! reaches the questions it should, stays away from the ones it should not, and makes
 //! the model's answer obey it.
 //!
-//! Each arm first learns every lasting correction through the write gate (a one-time
-//! correction is asked once with its question, "just this once"), then asks every
-//! follow-up and near miss against the memory it built. Pure but for the two closures
+//! Each arm first learns every correction through the write gate (a one-time
+//! correction goes through it as "just this once", which never stores it), then asks
+//! every follow-up and near miss against the memory it built. Pure but for the two closures
 //! it is given: the sentence embedder and, if answers are judged, the endpoint.
 
 pub mod scenario;
