@@ -45,7 +45,7 @@ test('a rephrased question reuses a lesson by meaning, and the next visit loads 
     await fetch(`${env.fake.url}/__reset`, { method: 'POST' });
     const state = await ask(page, 'Tell me what is like < slow > ?');
     assert.equal(state.error ?? '', '', `unexpected #turn-error: ${state.error}`);
-    const applied = page.locator('#applied-memory');
+    const applied = page.locator('#applied-memory .applied-lesson').first();
     await applied.waitFor({ state: 'visible' });
     const score = Number(await applied.getAttribute('data-score'));
     assert.ok(score >= 0.8 && score < 1, `a paraphrase is applied by cosine, got data-score ${score}`);

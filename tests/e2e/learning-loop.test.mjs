@@ -61,7 +61,7 @@ test('a correction is stored, survives reload and restart, and is attached to a 
     state = await ask(page, 'What is like < happy > ?');
     assert.equal(state.error ?? '', '', `unexpected #turn-error after restart: ${state.error}`);
 
-    const applied = page.locator('#applied-memory');
+    const applied = page.locator('#applied-memory .applied-lesson').first();
     await applied.waitFor({ state: 'visible' });
     const appliedText = await applied.textContent();
     assert.match(appliedText, /synonym/, `#applied-memory should show the clarification: ${appliedText}`);

@@ -92,3 +92,56 @@ test('the real local LLM answers through the page with default settings', { skip
     await context.close().catch(() => {});
   }
 });
+
+/** Opens the correction form under the current reply and saves `text` with the chosen scope. */
+async function correctWith(page, text, scope) {
+  await page.click('#not-what-i-meant');
+  await page.fill('#clarification-input', text);
+  await page.check(scope);
+  await page.click('#clarification-save');
+}
+
+async function appliedTexts(page) {
+  return page.locator('#applied-memory .applied-clarification').allTextContents();
+}
+
+test('with the real LLM, a lesson on Lyon reaches Berlin, a standing "I use Zed" reaches the editor question, and a one-time "miles" is never stored', { skip: SKIP && 'REMIND_SKIP_LLM=1', timeout: 900_000 }, async () => {
+  const context = await launch(freshProfileDir('smoke-stories'));
+  try {
+    const page = await firstPage(context);
+    await openApp(page, site.url);
+    const KM = 'I always want distances in kilometres.';
+    await ask(page, 'How far is Lyon from Paris?', 180_000);
+    await correctWith(page, KM, '#clarification-reach-similar');
+    await page.locator('#clarification-status[data-state="saved"]').waitFor({ timeout: 15_000 });
+
+    let state = await ask(page, 'How far is Berlin from Munich?', 180_000);
+    console.log(`# Berlin: ${JSON.stringify(state)}`);
+    assert.deepEqual(await appliedTexts(page), [KM], 'the Lyon lesson reaches Berlin by its kind of request');
+    assert.match(state.answer ?? '', /\bkm\b|kilomet/i, `the answer is in kilometres: ${JSON.stringify(state)}`);
+
+    const ZED = 'I no longer use VS Code. I use Zed.';
+    await ask(page, 'Which editor should I open this project in?', 180_000);
+    await correctWith(page, ZED, '#clarification-reach-every');
+    await page.locator('#clarification-status[data-state="saved"]').waitFor({ timeout: 15_000 });
+    state = await ask(page, 'What editor should I use for this repo?', 180_000);
+    console.log(`# editor: ${JSON.stringify(state)}`);
+    assert.ok((await appliedTexts(page)).includes(ZED), 'the standing preference goes with the question');
+    assert.match(`${state.understanding} ${state.answer}`, /\bzed\b/i, `the answer follows it: ${JSON.stringify(state)}`);
+
+    await ask(page, 'How far is the warehouse from the port for this delivery?', 180_000);
+    await correctWith(page, 'For this one shipment, use miles.', '#clarification-once');
+    await page.waitForFunction(() => {
+      const p = document.querySelector('#prompt-sent');
+      return p && p.textContent.includes('For this one shipment, use miles.');
+    }, null, { timeout: 180_000 });
+    state = await ask(page, 'How far is Berlin from Munich?', 180_000);
+    console.log(`# Berlin again: ${JSON.stringify(state)}`);
+    assert.ok((await appliedTexts(page)).includes(KM), 'the lasting lesson still applies');
+    assert.ok(!(await page.locator('#prompt-sent').textContent()).includes('miles'), 'the one-time instruction is gone');
+    assert.equal(await page.locator('#memory-list .memory-item').count(), 2, 'only the two lasting lessons are stored');
+    await screenshot(page, 'real-llm-stories.png');
+  } finally {
+    await context.close().catch(() => {});
+  }
+});

@@ -13,7 +13,9 @@ use remind_core::learning_curve::TurnId;
 use remind_core::prompt::{PromptError, PromptTemplate};
 use remind_core::reply::{ParsedReply, parse_reply};
 use remind_core::retrieval::Retriever;
-use remind_core::turn::{ExampleSelection, LessonMatching, TurnConfig, TurnError};
+use remind_core::turn::{
+    ExampleSelection, LessonMatching, PAGE_LESSONS_PER_TURN, TurnConfig, TurnError,
+};
 use remind_core::verified_examples::ExampleBudget;
 
 pub use remind_core::turn::{AppliedMemory, PreparedTurn};
@@ -61,7 +63,10 @@ pub fn page_turn_config<'a>(
         mode: settings.endpoint.mode,
         budget: settings.budget,
         temperature: 0.0,
-        lessons: LessonMatching::By(retriever),
+        lessons: LessonMatching::By {
+            retriever,
+            at_most: PAGE_LESSONS_PER_TURN,
+        },
         examples: ExampleSelection::Similar(examples),
     }
 }

@@ -78,7 +78,7 @@ pub async fn confirm_answer(
     let expected = view.current_version(&example_key(question));
     let (id, now) = (ids.next_id(), clock.now());
     let revision = revise(store, |memory| {
-        let written = memory.plan_correction(lesson, expected, None, id, now)?;
+        let written = memory.plan_correction(lesson, expected, &[], id, now)?;
         let change = StoreChange::put(written.records());
         Ok((written, change))
     })

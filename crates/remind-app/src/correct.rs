@@ -12,7 +12,8 @@ use crate::ask::Turn;
 use crate::ports::{Clock, IdSource, MemoryStore};
 use crate::revise::{ReviseError, StoreChange, revise};
 use remind_core::memory::{FeedbackMemory, Lesson, Written};
-use remind_core::record::{RecordKind, Source};
+use remind_core::record::{Reach, RecordId, RecordKind, Source};
+use remind_core::turn::AppliedBecause;
 use remind_core::write_gate::{self, Durability, Origin, Refusal};
 
 /// What the user typed into the correction form.
@@ -20,6 +21,8 @@ use remind_core::write_gate::{self, Durability, Origin, Refusal};
 pub struct Correction {
     pub clarification: String,
     pub durability: Durability,
+    /// Which later questions the lesson goes with; ignored for "just this once".
+    pub reach: Reach,
 }
 
 /// What became of a correction.
@@ -46,10 +49,25 @@ pub enum CorrectError {
 /// page's view held for the key.
 pub fn version_seen(view: &FeedbackMemory, turn: &Turn) -> Option<u32> {
     let key = view.clarification_key(&turn.prepared.question);
-    match &turn.prepared.applied {
-        Some(applied) if applied.record.key == key => Some(applied.record.version),
-        _ => view.current_version(&key),
-    }
+    turn.prepared
+        .applied
+        .iter()
+        .find(|applied| applied.record.key == key)
+        .map_or_else(
+            || view.current_version(&key),
+            |applied| Some(applied.record.version),
+        )
+}
+
+/// The lessons retrieved for a turn because they matched its question. Standing
+/// preferences ride along with every turn, so a correction says nothing about them.
+pub fn retrieved_for(turn: &Turn) -> Vec<RecordId> {
+    turn.prepared
+        .applied
+        .iter()
+        .filter(|applied| matches!(applied.because, AppliedBecause::Similar { .. }))
+        .map(|applied| applied.record.id.clone())
+        .collect()
 }
 
 /// Plans the lesson for a turn, writes it, and returns what was written together with
@@ -81,14 +99,14 @@ pub async fn save_correction(
     }
     let lesson = Lesson {
         question: turn.prepared.question.clone(),
-        kind: RecordKind::clarification(clarification),
+        kind: RecordKind::clarification_for(clarification, correction.reach),
         source: Source::UserStated,
     };
     let expected = version_seen(view, turn);
-    let applied = turn.prepared.applied.as_ref().map(|a| a.record.id.clone());
+    let applied = retrieved_for(turn);
     let (id, now) = (ids.next_id(), clock.now());
     let revision = revise(store, |memory| {
-        let written = memory.plan_correction(lesson, expected, applied.as_ref(), id, now)?;
+        let written = memory.plan_correction(lesson, expected, &applied, id, now)?;
         let change = StoreChange::put(written.records());
         Ok((written, change))
     })

@@ -95,7 +95,7 @@ pub async fn propose_rule(
         misread,
         user_words: user_words.to_string(),
         rule,
-        applied: turn.prepared.applied.as_ref().map(|a| a.record.id.clone()),
+        applied: crate::correct::retrieved_for(turn),
     };
     Ok(proposal)
 }
@@ -127,8 +127,7 @@ pub async fn accept_rule(
     };
     let (id, now) = (ids.next_id(), clock.now());
     let revision = revise(store, |memory| {
-        let written =
-            memory.plan_correction(lesson, expected, proposal.applied.as_ref(), id, now)?;
+        let written = memory.plan_correction(lesson, expected, &proposal.applied, id, now)?;
         let change = StoreChange::put(written.records());
         Ok((written, change))
     })

@@ -10,7 +10,7 @@ use thiserror::Error;
 
 use crate::ports::{MemoryStore, StoreError};
 use remind_core::import_plan::ImportPlanError;
-use remind_core::memory::{FeedbackMemory, MemoryError, Written};
+use remind_core::memory::{ExceptionChange, FeedbackMemory, MemoryError, Written};
 use remind_core::memory_key::MemoryKey;
 use remind_core::record::{MemoryRecord, RecordId, Timestamp};
 use remind_core::withdrawal::{UndoOutcome, Undone};
@@ -105,6 +105,25 @@ pub async fn edit(
 ) -> Revision<Written> {
     revise(store, |memory| {
         let written = memory.plan_edit(id, expected, clarification, new_id, now)?;
+        let change = StoreChange::put(written.records());
+        Ok((written, change))
+    })
+    .await
+}
+
+/// Changes where a current clarification applies: "not relevant here" under a turn, or
+/// taking such a mark back (`expected`: the version the user was shown).
+pub async fn change_exception(
+    store: &impl MemoryStore,
+    id: &RecordId,
+    expected: u32,
+    question: &str,
+    change: ExceptionChange,
+    new_id: RecordId,
+    now: Timestamp,
+) -> Revision<Written> {
+    revise(store, |memory| {
+        let written = memory.plan_exception_change(id, expected, question, change, new_id, now)?;
         let change = StoreChange::put(written.records());
         Ok((written, change))
     })

@@ -28,7 +28,7 @@ use remind_core::import_plan::{ImportMode, ImportPlan};
 use remind_core::learning_curve::{
     LearningCurve, QUESTIONS_PER_BUCKET, TurnEvent, TurnEventKind, TurnId, learning_curve,
 };
-use remind_core::memory::{FeedbackMemory, Written};
+use remind_core::memory::{ExceptionChange, FeedbackMemory, Written};
 use remind_core::memory_key::MemoryKey;
 use remind_core::memory_query::{self, MemoryFilter};
 use remind_core::prompt::PromptTemplate;
@@ -219,6 +219,30 @@ where
         self.adopt(revision)
     }
 
+    /// "Not relevant here" under a turn (the applied lesson `id` at the version the turn
+    /// carried is kept off questions of `question`'s kind), or taking such a mark back
+    /// in the memory browser.
+    pub async fn change_exception(
+        &self,
+        id: &RecordId,
+        expected: u32,
+        question: &str,
+        change: ExceptionChange,
+    ) -> Result<Written, ReviseError> {
+        let (new_id, now) = (self.ports.ids.next_id(), self.ports.clock.now());
+        let revision = revise::change_exception(
+            &self.ports.store,
+            id,
+            expected,
+            question,
+            change,
+            new_id,
+            now,
+        )
+        .await;
+        self.adopt(revision)
+    }
+
     /// Withdraws a current lesson: it stops applying and stays in history.
     pub async fn withdraw(
         &self,
@@ -338,7 +362,7 @@ where
         let prepared = build_turn(&self.memory.borrow(), &config, &input)?;
         let id = TurnId(self.ports.ids.next_id().0);
         let turn = ask::send(&self.ports.llm, &settings, prepared, id).await?;
-        if let Some(applied) = &turn.prepared.applied {
+        for applied in &turn.prepared.applied {
             // Bookkeeping only: a failed count loses one statistic, never a lesson,
             // so it does not fail the turn.
             let revision = revise::count_applied(&self.ports.store, &applied.record.id).await;
@@ -349,7 +373,7 @@ where
         if one_time_clarification.is_none() {
             let examples_used = u32::try_from(turn.prepared.examples.len()).unwrap_or(u32::MAX);
             let asked = TurnEventKind::Asked {
-                lesson_applied: turn.prepared.applied.is_some(),
+                lesson_applied: !turn.prepared.applied.is_empty(),
                 examples_used,
             };
             self.log_turn(&turn.id, asked).await;

@@ -27,7 +27,7 @@ use remind_core::memory::MemoryError;
 use remind_core::memory_key::MemoryKey;
 use remind_core::prompt::{PromptMode, RenderedPrompt, SEPARATOR};
 use remind_core::prompt_breakdown::ClarificationOrigin;
-use remind_core::record::{RecordKind, RecordState, Source, Timestamp};
+use remind_core::record::{Reach, RecordKind, RecordState, Source, Timestamp};
 use remind_core::reflection::{NoProposal, RuleProposal};
 use remind_core::verified_examples::{ExampleBudget, Similarity, example_key};
 use remind_core::write_gate::{Durability, Refusal};
@@ -50,6 +50,7 @@ fn lasting(text: &str) -> Correction {
     Correction {
         clarification: text.into(),
         durability: Durability::Lasting,
+        reach: Reach::SimilarQuestions,
     }
 }
 
@@ -153,7 +154,7 @@ fn rejecting_a_proposal_stores_nothing_and_the_next_question_is_unchanged() {
     let _rejected = proposal_for(&ctx, "What is like < fast > ?", RULE);
     // Rejecting is not calling accept: there is no call that could write.
     let turn = ask(session, "What is like < slow > ?");
-    assert_eq!(turn.prepared.applied, None);
+    assert_eq!(turn.prepared.applied, Vec::new());
     assert!(!turn.prepared.query.contains(RULE));
     assert!(store.0.snapshot().is_empty());
 }
@@ -419,12 +420,16 @@ fn the_prompt_carries_the_chosen_examples_right_before_the_query_and_the_breakdo
     assert_eq!(breakdown.verified_examples, turn.prepared.examples);
     assert_eq!(breakdown.base_examples_dropped, 0);
     assert!(!breakdown.base_examples.is_empty());
-    let clarification = breakdown.clarification.as_ref().expect("attached");
+    let ([clarification], [applied]) = (
+        breakdown.clarifications.as_slice(),
+        turn.prepared.applied.as_slice(),
+    ) else {
+        panic!("one lesson is attached")
+    };
     assert_eq!(clarification.text, "I want a synonym");
     assert!(matches!(
         clarification.origin,
-        ClarificationOrigin::Stored { ref record, .. }
-            if Some(record) == turn.prepared.applied.as_ref().map(|a| &a.record.id)
+        ClarificationOrigin::Stored { ref record, .. } if *record == applied.record.id
     ));
     assert_eq!(
         breakdown.query,
@@ -591,6 +596,7 @@ fn the_session_logs_turns_and_a_retry_is_not_a_new_question() {
     let one_time = Correction {
         clarification: "I want an antonym".into(),
         durability: Durability::JustThisOnce,
+        reach: Reach::SimilarQuestions,
     };
     block_on(session.correct(&third, one_time)).unwrap();
     let retry =

@@ -10,11 +10,11 @@ use remind_app::correct::{CorrectError, Correction, CorrectionOutcome};
 use remind_app::in_memory_store::InMemoryStore;
 use remind_app::ports::StoreError;
 use remind_app::revise::ReviseError;
-use remind_core::memory::{FeedbackMemory, Lesson, MemoryError};
+use remind_core::memory::{ExceptionChange, FeedbackMemory, Lesson, MemoryError};
 use remind_core::memory_key::MemoryKey;
 use remind_core::memory_query::{KindFilter, MemoryFilter, StateFilter, list};
 use remind_core::record::{
-    ChangeReason, MemoryRecord, RecordId, RecordKind, RecordState, Timestamp,
+    ChangeReason, MemoryRecord, Reach, RecordId, RecordKind, RecordState, Timestamp,
 };
 use remind_core::withdrawal::UndoOutcome;
 use remind_core::write_gate::{Durability, Refusal};
@@ -27,6 +27,7 @@ fn lasting(text: &str) -> Correction {
     Correction {
         clarification: text.into(),
         durability: Durability::Lasting,
+        reach: Reach::SimilarQuestions,
     }
 }
 
@@ -85,7 +86,9 @@ fn check_2_a_differently_worded_correction_finds_its_target_by_key() {
         panic!("the fact is stored")
     };
     let turn = block_on(session.ask("  WHAT is like <happy> ?")).unwrap();
-    let applied = turn.prepared.applied.as_ref().expect("the fact is applied");
+    let [applied] = turn.prepared.applied.as_slice() else {
+        panic!("the fact, and only it, is applied")
+    };
     assert_eq!(applied.record.id, fact.current.id);
     let outcome = block_on(session.correct(&turn, lasting(SYNONYM))).unwrap();
     let CorrectionOutcome::Saved(written) = outcome else {
@@ -107,7 +110,9 @@ fn check_3_a_fresh_session_serves_the_correction_for_a_specific_and_a_broad_ques
     let specific = block_on(reloaded.ask("What is like < slow > ?")).unwrap();
     let broad = block_on(reloaded.ask("what's like < bright > ?")).unwrap();
     for turn in [&specific, &broad] {
-        let applied = turn.prepared.applied.as_ref().expect("the lesson applies");
+        let [applied] = turn.prepared.applied.as_slice() else {
+            panic!("the lesson, and only it, applies")
+        };
         assert_eq!(applied.record.clarification(), Some(SYNONYM));
         assert!(
             turn.prepared
@@ -160,7 +165,7 @@ fn check_4b_undo_that_withdraws_both_leaves_the_key_without_a_lesson() {
     let history = session.history(&like_key());
     assert!(history.iter().all(|r| r.state == RecordState::Withdrawn));
     let turn = block_on(session.ask("What is like < fast > ?")).unwrap();
-    assert_eq!(turn.prepared.applied, None);
+    assert_eq!(turn.prepared.applied, Vec::new());
 }
 
 #[test]
@@ -300,6 +305,7 @@ fn a_one_time_clarification_is_used_for_the_turn_and_never_stored() {
         Correction {
             clarification: "give me a synonym".into(),
             durability: Durability::JustThisOnce,
+            reach: Reach::SimilarQuestions,
         },
     ))
     .unwrap();
@@ -414,8 +420,12 @@ fn a_lesson_that_misfires_on_a_neighbouring_key_is_counted_and_then_flagged() {
         let turn = block_on(session.ask(&format!("What is unlike < {word} > ?"))).unwrap();
         if i == 0 {
             assert_eq!(
-                turn.prepared.applied.as_ref().map(|a| &a.record.id),
-                Some(&like.id)
+                turn.prepared
+                    .applied
+                    .iter()
+                    .map(|a| &a.record.id)
+                    .collect::<Vec<_>>(),
+                vec![&like.id]
             );
             let CorrectionOutcome::Saved(written) =
                 block_on(session.correct(&turn, lasting("I want an antonym"))).unwrap()
@@ -423,7 +433,10 @@ fn a_lesson_that_misfires_on_a_neighbouring_key_is_counted_and_then_flagged() {
                 panic!("saved")
             };
             assert_eq!(written.replaced, None, "the like lesson is not replaced");
-            assert_eq!(written.misfired.as_ref().map(|r| &r.id), Some(&like.id));
+            assert_eq!(
+                written.misfired.iter().map(|r| &r.id).collect::<Vec<_>>(),
+                vec![&like.id]
+            );
         }
     }
     let like_now = session.record(&like.id).unwrap();
@@ -433,10 +446,7 @@ fn a_lesson_that_misfires_on_a_neighbouring_key_is_counted_and_then_flagged() {
 
     // A second misfire on another neighbour flags it for review.
     let turn = block_on(session.ask("What is likely < fast > ?")).unwrap();
-    assert_eq!(
-        turn.prepared.applied.as_ref().map(|a| &a.record.id),
-        Some(&like.id)
-    );
+    assert!(turn.prepared.applied.iter().any(|a| a.record.id == like.id));
     block_on(session.correct(&turn, lasting("I want a probability"))).unwrap();
     let like_now = session.record(&like.id).unwrap();
     assert_eq!(like_now.stats.times_failed_after_applied, 2);
@@ -481,7 +491,7 @@ fn a_first_write_must_believe_there_is_no_lesson_yet() {
     let planned = memory.plan_correction(
         Lesson::user_clarification("What is like < slow > ?", SOUNDS_LIKE),
         None,
-        None,
+        &[],
         RecordId("new".into()),
         Timestamp(9),
     );
@@ -492,7 +502,7 @@ fn a_first_write_must_believe_there_is_no_lesson_yet() {
         .plan_correction(
             Lesson::user_clarification("What is like < slow > ?", SOUNDS_LIKE),
             Some(1),
-            None,
+            &[],
             RecordId("new".into()),
             Timestamp(9),
         )
@@ -524,7 +534,7 @@ fn versions_are_never_reused_after_an_undo() {
         .plan_correction(
             Lesson::user_clarification("what is like <x>?", "I want an antonym"),
             Some(1),
-            None,
+            &[],
             RecordId("r2".into()),
             Timestamp(6),
         )
@@ -639,4 +649,84 @@ fn the_in_memory_store_commits_puts_and_erases_together() {
     ))
     .unwrap();
     assert_eq!(store.snapshot().len(), 1);
+}
+
+#[test]
+fn not_relevant_here_keeps_a_lesson_off_that_kind_of_question_across_reloads_until_undone() {
+    let store = SharedStore::default();
+    let session = session_over(&store, "tab");
+    teach(&session, "What is like < fast > ?", SYNONYM);
+    let turn = block_on(session.ask("What is unlike < hot > ?")).unwrap();
+    let [applied] = turn.prepared.applied.as_slice() else {
+        panic!("the like lesson is applied to its neighbour by wording")
+    };
+    let written = block_on(session.change_exception(
+        &applied.record.id,
+        applied.record.version,
+        &turn.prepared.question,
+        ExceptionChange::NotRelevantHere,
+    ))
+    .expect("the mark is saved");
+    assert_eq!(written.current.kind.not_for(), ["What is unlike < hot > ?"]);
+
+    let reloaded = session_over(&store, "reload");
+    let same_kind = block_on(reloaded.ask("What is unlike < cold > ?")).unwrap();
+    assert!(same_kind.prepared.applied.is_empty());
+    let own_kind = block_on(reloaded.ask("What is like < slow > ?")).unwrap();
+    assert_eq!(
+        own_kind
+            .prepared
+            .applied
+            .iter()
+            .map(|a| &a.record.id)
+            .collect::<Vec<_>>(),
+        vec![&written.current.id]
+    );
+
+    // A second mark on the same kind of question is refused, and writes nothing.
+    let twice = block_on(reloaded.change_exception(
+        &written.current.id,
+        written.current.version,
+        "What is unlike < cold > ?",
+        ExceptionChange::NotRelevantHere,
+    ));
+    assert!(matches!(
+        twice,
+        Err(ReviseError::Memory(MemoryError::AlreadyNotRelevant))
+    ));
+    assert_eq!(reloaded.history(&like_key()).len(), 2);
+
+    block_on(reloaded.undo(
+        &written.current.id,
+        written.current.version,
+        UndoOutcome::RestorePredecessor,
+    ))
+    .expect("undo restores the lesson without the mark");
+    let again = block_on(reloaded.ask("What is unlike < cold > ?")).unwrap();
+    assert_eq!(again.prepared.applied.len(), 1);
+}
+
+#[test]
+fn a_not_relevant_mark_is_taken_back_in_the_memory_browser() {
+    let store = SharedStore::default();
+    let session = session_over(&store, "tab");
+    teach(&session, "What is like < fast > ?", SYNONYM);
+    let lesson = session.current_records().remove(0);
+    let marked = block_on(session.change_exception(
+        &lesson.id,
+        lesson.version,
+        "What is unlike < hot > ?",
+        ExceptionChange::NotRelevantHere,
+    ))
+    .unwrap();
+    let back = block_on(session.change_exception(
+        &marked.current.id,
+        marked.current.version,
+        "What is unlike < hot > ?",
+        ExceptionChange::RelevantAgain,
+    ))
+    .unwrap();
+    assert!(back.current.kind.not_for().is_empty());
+    let turn = block_on(session.ask("What is unlike < cold > ?")).unwrap();
+    assert_eq!(turn.prepared.applied.len(), 1);
 }

@@ -17,7 +17,7 @@ use remind_core::import_plan::{ImportMode, KeyStatus, plan_import, preview};
 use remind_core::memory::{FeedbackMemory, Lesson};
 use remind_core::memory_key::MemoryKey;
 use remind_core::record::{
-    MemoryRecord, RecordId, RecordKind, RecordState, StoredEmbedding, Timestamp,
+    MemoryRecord, Reach, RecordId, RecordKind, RecordState, StoredEmbedding, Timestamp,
 };
 use remind_core::verified_examples::example_key;
 use support::scripted::{SharedStore, block_on, session_over};
@@ -552,6 +552,7 @@ fn a_session_imports_in_one_step_and_refuses_if_the_memory_changed_since_the_pre
         remind_app::correct::Correction {
             clarification: "I want a rhyme".into(),
             durability: remind_core::write_gate::Durability::Lasting,
+            reach: Reach::SimilarQuestions,
         },
     ))
     .unwrap();
@@ -589,7 +590,7 @@ fn a_question_asked_between_preview_and_apply_does_not_void_the_preview() {
         .sum();
     let turn = block_on(importer.ask("What is like < slow > ?")).unwrap();
     assert!(
-        turn.prepared.applied.is_some(),
+        !turn.prepared.applied.is_empty(),
         "a stored lesson was applied"
     );
     let after: u32 = target

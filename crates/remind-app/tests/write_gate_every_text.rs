@@ -17,6 +17,7 @@ use remind_core::export::Embeddings;
 use remind_core::import::ImportError;
 use remind_core::memory::MemoryError;
 use remind_core::memory_key::MemoryKey;
+use remind_core::record::Reach;
 use remind_core::reflection::RuleProposal;
 use remind_core::write_gate::{Durability, Refusal};
 use support::scripted::{SharedStore, TestSession, block_on, session_over};
@@ -103,6 +104,7 @@ fn lasting(text: &str) -> Correction {
     Correction {
         clarification: text.into(),
         durability: Durability::Lasting,
+        reach: Reach::SimilarQuestions,
     }
 }
 
@@ -119,7 +121,7 @@ fn proposal(question: &str, rule: &str) -> RuleProposal {
         misread: "a word that sounds like fast".into(),
         user_words: "no, I meant a word with the same meaning".into(),
         rule: rule.into(),
-        applied: None,
+        applied: Vec::new(),
     }
 }
 
@@ -176,6 +178,7 @@ fn a_one_time_clarification_of_a_secret_question_applies_to_the_turn_and_stores_
         Correction {
             clarification: SYNONYM.into(),
             durability: Durability::JustThisOnce,
+            reach: Reach::SimilarQuestions,
         },
     ));
     assert_eq!(

@@ -20,7 +20,7 @@ use thiserror::Error;
 
 use crate::export::{EXPORT_FORMAT, EXPORT_VERSION};
 use crate::memory::Lesson;
-use crate::record::{MemoryRecord, RecordId, RecordState, Timestamp};
+use crate::record::{MAX_EXCEPTIONS_PER_LESSON, MemoryRecord, RecordId, RecordState, Timestamp};
 use crate::stored_record::{
     StoredActor, StoredChangeReason, StoredKindName, StoredRecord, StoredScope, StoredSource,
     StoredState,
@@ -480,6 +480,7 @@ fn read_record(item: &Value, path: &str, problems: &mut Problems) -> Option<Memo
         }
     }
     fields.variant::<StoredScope>("scope");
+    check_exceptions(&mut fields, kind);
     fields.variant::<StoredSource>("source");
     fields.integer("created_at", i64::MIN, i64::MAX);
     fields.integer("version", 1, i64::from(u32::MAX));
@@ -550,6 +551,54 @@ fn check_key(record: &MemoryRecord, path: &str, problems: &mut Problems) {
             found: truncated(record.key.as_str()),
             expected: truncated(expected.as_str()),
         });
+    }
+}
+
+/// `not_for`, when present: a clarification's questions the user marked "not relevant
+/// here", each a stored text like any question, at most [`MAX_EXCEPTIONS_PER_LESSON`].
+fn check_exceptions(fields: &mut Fields<'_, '_>, kind: Option<StoredKindName>) {
+    let Some(value) = fields.object.get("not_for") else {
+        return;
+    };
+    let path = fields.at("not_for");
+    let Some(items) = value.as_array() else {
+        fields
+            .problems
+            .push(wrong_type(&path, "an array of questions", value));
+        return;
+    };
+    let detail = match kind {
+        Some(StoredKindName::VerifiedExample) if !items.is_empty() => {
+            Some("only a clarification can be marked not relevant to a question".to_string())
+        }
+        _ if items.len() > MAX_EXCEPTIONS_PER_LESSON => Some(format!(
+            "holds {} questions; a lesson keeps at most {MAX_EXCEPTIONS_PER_LESSON}",
+            items.len()
+        )),
+        _ => None,
+    };
+    if let Some(detail) = detail {
+        fields.problems.push(ImportError::Invalid { path, detail });
+        return;
+    }
+    for (i, item) in items.iter().enumerate() {
+        let name = format!("not_for[{i}]");
+        match item.as_str() {
+            Some(question) if !question.trim().is_empty() => {
+                check_text(fields, &name, question);
+            }
+            Some(_) => {
+                let path = fields.at(&name);
+                fields.problems.push(ImportError::Invalid {
+                    path,
+                    detail: "must not be empty".into(),
+                });
+            }
+            None => {
+                let path = fields.at(&name);
+                fields.problems.push(wrong_type(&path, "a string", item));
+            }
+        }
     }
 }
 
@@ -858,6 +907,58 @@ mod tests {
             matches!(&found[..], [ImportError::Secret { path, .. }] if path == &format!("records[{i}].question")),
             "{found:?}"
         );
+    }
+
+    #[test]
+    fn a_clarifications_exceptions_are_read_back_and_checked_like_questions() {
+        let mut document = document();
+        let i = position(&document, "c");
+        document["records"][i]["not_for"] = json!(["What is like a < fast > car?"]);
+        let file = parse_import(document.to_string().as_bytes()).expect("valid");
+        let record = file.records.iter().find(|r| r.id.0 == "c").unwrap();
+        assert_eq!(record.kind.not_for(), ["What is like a < fast > car?"]);
+
+        document["records"][i]["not_for"] = json!(["fine", "", "password: hunter2", 7]);
+        let found = problems_of(&document);
+        let paths: Vec<String> = found.iter().map(|p| p.to_string()).collect();
+        assert!(
+            matches!(&found[..], [
+                ImportError::Invalid { path: empty, .. },
+                ImportError::Secret { path: secret, .. },
+                ImportError::WrongType { path: number, .. },
+            ] if *empty == format!("records[{i}].not_for[1]")
+                && *secret == format!("records[{i}].not_for[2]")
+                && *number == format!("records[{i}].not_for[3]")),
+            "{paths:?}"
+        );
+    }
+
+    #[test]
+    fn exceptions_on_an_example_or_past_the_limit_are_refused() {
+        let mut document = document();
+        let e = position(&document, "e");
+        document["records"][e]["not_for"] = json!(["What is the capital of Spain?"]);
+        let c = position(&document, "c");
+        let many: Vec<String> = (0..=MAX_EXCEPTIONS_PER_LESSON)
+            .map(|n| format!("question {n}?"))
+            .collect();
+        document["records"][c]["not_for"] = json!(many);
+        let found = problems_of(&document);
+        let paths: Vec<&str> = found
+            .iter()
+            .filter_map(|p| match p {
+                ImportError::Invalid { path, .. } => Some(path.as_str()),
+                _ => None,
+            })
+            .collect();
+        let mut expected = vec![
+            format!("records[{c}].not_for"),
+            format!("records[{e}].not_for"),
+        ];
+        expected.sort();
+        let mut paths: Vec<String> = paths.into_iter().map(String::from).collect();
+        paths.sort();
+        assert_eq!(paths, expected, "{found:?}");
     }
 
     #[test]

@@ -10,8 +10,8 @@ use thiserror::Error;
 
 use crate::memory_key::MemoryKey;
 use crate::record::{
-    Actor, ChangeNote, ChangeReason, MemoryRecord, RecordId, RecordKind, RecordState, RecordStats,
-    Source, Timestamp,
+    Actor, ChangeNote, ChangeReason, MAX_EXCEPTIONS_PER_LESSON, MemoryRecord, RecordId, RecordKind,
+    RecordState, RecordStats, Source, Timestamp,
 };
 use crate::verified_examples::example_key;
 use crate::write_gate::{self, Durability, Origin, Refusal};
@@ -51,10 +51,10 @@ impl Lesson {
 pub struct Written {
     pub current: MemoryRecord,
     pub replaced: Option<MemoryRecord>,
-    /// Only set by a correction whose turn had a lesson of a *different* key applied:
-    /// that lesson stays current (it may be right for its own questions) but its
-    /// failure count went up.
-    pub misfired: Option<MemoryRecord>,
+    /// Only filled by a correction whose turn had lessons of *other* keys applied:
+    /// they stay current (they may be right for their own questions) but their
+    /// failure counts went up.
+    pub misfired: Vec<MemoryRecord>,
 }
 
 impl Written {
@@ -66,6 +66,15 @@ impl Written {
             .cloned()
             .collect()
     }
+}
+
+/// A change of the kinds of question a clarification is kept off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExceptionChange {
+    /// "Not relevant here", pressed under a turn: keep it off the question's kind.
+    NotRelevantHere,
+    /// "Apply there again", in the memory browser: take one such mark back.
+    RelevantAgain,
 }
 
 /// Why a planned change was refused; nothing is written in any of these cases.
@@ -92,6 +101,14 @@ pub enum MemoryError {
     NothingToRestore,
     #[error("nothing to save: the new text is the same as the current lesson")]
     Unchanged,
+    #[error("this lesson is already not applied to questions like this one")]
+    AlreadyNotRelevant,
+    #[error("this lesson was not marked as not relevant to that question; nothing to take back")]
+    NoSuchException,
+    #[error(
+        "this lesson is already kept away from {MAX_EXCEPTIONS_PER_LESSON} kinds of question; withdraw or rewrite it instead"
+    )]
+    TooManyExceptions,
     #[error(
         "a verified example is a reply you confirmed, not text to edit; withdraw it and confirm a better reply instead"
     )]
@@ -173,38 +190,38 @@ impl FeedbackMemory {
     /// tests); the page uses [`FeedbackMemory::plan_correction`].
     pub fn plan_write(&self, lesson: Lesson, id: RecordId, now: Timestamp) -> Written {
         let key = self.key_of(&lesson);
-        self.supersede(key, lesson, None, id, now, ChangeReason::Corrected)
+        self.supersede(key, lesson, &[], id, now, ChangeReason::Corrected)
     }
 
     /// Plans a correction: the lesson becomes the current record of its question's key
     /// and supersedes the one there, if `expected` (the version the writer read, `None`
-    /// for "no current lesson") still holds. `applied` is the lesson the corrected turn
-    /// carried: it evidently did not help, so its failure count goes up.
+    /// for "no current lesson") still holds. `applied` are the lessons retrieved for the
+    /// corrected turn: they evidently did not help, so their failure counts go up.
     pub fn plan_correction(
         &self,
         lesson: Lesson,
         expected: Option<u32>,
-        applied: Option<&RecordId>,
+        applied: &[RecordId],
         id: RecordId,
         now: Timestamp,
     ) -> Result<Written, MemoryError> {
         let key = self.key_of(&lesson);
         self.check_key(&key, expected)?;
-        let reason = match (self.current_for(&key), applied) {
-            (Some(target), Some(applied)) if &target.id == applied => {
-                ChangeReason::CorrectedAfterApplied
-            }
+        let reason = match self.current_for(&key) {
+            Some(target) if applied.contains(&target.id) => ChangeReason::CorrectedAfterApplied,
             _ => ChangeReason::Corrected,
         };
         let mut written = self.supersede(key, lesson, applied, id, now, reason);
-        let misfired = applied
-            .filter(|applied| written.replaced.as_ref().is_none_or(|r| &r.id != *applied))
-            .and_then(|applied| self.get(applied))
+        let replaced = written.replaced.as_ref().map(|r| r.id.clone());
+        written.misfired = applied
+            .iter()
+            .filter(|applied| replaced.as_ref() != Some(*applied))
+            .filter_map(|applied| self.get(applied))
             .map(|record| MemoryRecord {
                 stats: record.stats.failed_after_applied(),
                 ..record.clone()
-            });
-        written.misfired = misfired;
+            })
+            .collect();
         Ok(written)
     }
 
@@ -227,19 +244,130 @@ impl FeedbackMemory {
         if clarification == current_text {
             return Err(MemoryError::Unchanged);
         }
+        // An edit changes what the lesson says, not which questions it goes with.
         let lesson = Lesson {
             question: record.question.clone(),
-            kind: RecordKind::clarification(clarification),
+            kind: RecordKind::Clarification {
+                text: clarification.to_string(),
+                reach: record.kind.reach().unwrap_or_default(),
+                not_for: record.kind.not_for().to_vec(),
+            },
             source: Source::UserStated,
         };
         Ok(self.supersede(
             record.key.clone(),
             lesson,
-            None,
+            &[],
             new_id,
             now,
             ChangeReason::Edited,
         ))
+    }
+
+    /// Plans a change of where a clarification applies (see [`ExceptionChange`]).
+    pub fn plan_exception_change(
+        &self,
+        id: &RecordId,
+        expected: u32,
+        question: &str,
+        change: ExceptionChange,
+        new_id: RecordId,
+        now: Timestamp,
+    ) -> Result<Written, MemoryError> {
+        match change {
+            ExceptionChange::NotRelevantHere => {
+                self.plan_not_relevant(id, expected, question, new_id, now)
+            }
+            ExceptionChange::RelevantAgain => {
+                self.plan_relevant_again(id, expected, question, new_id, now)
+            }
+        }
+    }
+
+    /// Plans "not relevant here": the current clarification `id` (at version `expected`)
+    /// is no longer attached to questions of `question`'s kind. A new version carries
+    /// the exception, so the mark shows in the history and undo takes it back. The
+    /// question is stored with the lesson, so it passes the write gate first.
+    pub fn plan_not_relevant(
+        &self,
+        id: &RecordId,
+        expected: u32,
+        question: &str,
+        new_id: RecordId,
+        now: Timestamp,
+    ) -> Result<Written, MemoryError> {
+        let question = question.trim();
+        write_gate::admit_question(question)?;
+        let record = self.check_current(id, expected)?;
+        if !record.kind.is_clarification() {
+            return Err(MemoryError::NotAClarification);
+        }
+        if record
+            .kind
+            .is_excluded_from(&MemoryKey::of_question(question))
+        {
+            return Err(MemoryError::AlreadyNotRelevant);
+        }
+        if record.kind.not_for().len() >= MAX_EXCEPTIONS_PER_LESSON {
+            return Err(MemoryError::TooManyExceptions);
+        }
+        let mut not_for = record.kind.not_for().to_vec();
+        not_for.push(question.to_string());
+        Ok(self.plan_exceptions(record, not_for, new_id, now))
+    }
+
+    /// Plans taking back one "not relevant here" mark (`question`, exactly as the
+    /// record holds it) from the current clarification `id` at version `expected`.
+    pub fn plan_relevant_again(
+        &self,
+        id: &RecordId,
+        expected: u32,
+        question: &str,
+        new_id: RecordId,
+        now: Timestamp,
+    ) -> Result<Written, MemoryError> {
+        let record = self.check_current(id, expected)?;
+        let not_for = record.kind.not_for();
+        if !not_for.iter().any(|q| q == question) {
+            return Err(MemoryError::NoSuchException);
+        }
+        let not_for = not_for.iter().filter(|q| *q != question).cloned().collect();
+        Ok(self.plan_exceptions(record, not_for, new_id, now))
+    }
+
+    fn plan_exceptions(
+        &self,
+        record: &MemoryRecord,
+        not_for: Vec<String>,
+        new_id: RecordId,
+        now: Timestamp,
+    ) -> Written {
+        let kind = match &record.kind {
+            RecordKind::Clarification { text, reach, .. } => RecordKind::Clarification {
+                text: text.clone(),
+                reach: *reach,
+                not_for,
+            },
+            example @ RecordKind::VerifiedExample { .. } => example.clone(),
+        };
+        let lesson = Lesson {
+            question: record.question.clone(),
+            kind,
+            source: record.source,
+        };
+        let mut written = self.supersede(
+            record.key.clone(),
+            lesson,
+            &[],
+            new_id,
+            now,
+            ChangeReason::ExceptionsChanged,
+        );
+        // Where a lesson applies changed, not what it is or what it was taught on: its
+        // record of use and its question's embedding carry on.
+        written.current.stats = record.stats;
+        written.current.embedding = record.embedding.clone();
+        written
     }
 
     /// Plans counting one application of a lesson; `None` if it is gone or no longer
@@ -299,7 +427,7 @@ impl FeedbackMemory {
         &self,
         key: MemoryKey,
         lesson: Lesson,
-        applied: Option<&RecordId>,
+        applied: &[RecordId],
         id: RecordId,
         now: Timestamp,
         reason: ChangeReason,
@@ -329,7 +457,7 @@ impl FeedbackMemory {
             state: RecordState::Superseded,
             superseded_by: Some(id),
             change: Some(note),
-            stats: if applied == Some(&p.id) {
+            stats: if applied.contains(&p.id) {
                 p.stats.failed_after_applied()
             } else {
                 p.stats
@@ -339,7 +467,7 @@ impl FeedbackMemory {
         Written {
             current,
             replaced,
-            misfired: None,
+            misfired: Vec::new(),
         }
     }
 
@@ -371,6 +499,7 @@ impl FeedbackMemory {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::Reach;
 
     fn write(memory: &mut FeedbackMemory, question: &str, fb: &str, id: &str, at: i64) -> Written {
         let written = memory.plan_write(
@@ -380,6 +509,165 @@ mod tests {
         );
         memory.apply(&written);
         written
+    }
+
+    const KM: &str = "I always want distances in kilometres.";
+
+    fn not_relevant(
+        memory: &mut FeedbackMemory,
+        id: &str,
+        question: &str,
+        new_id: &str,
+    ) -> Written {
+        let current = memory.get(&RecordId(id.into())).unwrap().clone();
+        let written = memory
+            .plan_not_relevant(
+                &current.id,
+                current.version,
+                question,
+                RecordId(new_id.into()),
+                Timestamp(10),
+            )
+            .unwrap();
+        memory.apply(&written);
+        written
+    }
+
+    #[test]
+    fn not_relevant_here_is_a_new_version_that_keeps_the_text_reach_and_record_of_use() {
+        let mut memory = FeedbackMemory::default();
+        write(&mut memory, "How far is Lyon from Paris?", KM, "km", 1);
+        let applied = memory.plan_applied(&RecordId("km".into())).unwrap();
+        memory.apply_records(&[applied]);
+        let written = not_relevant(&mut memory, "km", "How far can Usain Bolt jump?", "km2");
+        let replaced = written.replaced.expect("the first version is replaced");
+        assert_eq!(replaced.id, RecordId("km".into()));
+        assert_eq!(written.current.supersedes, Some(replaced.id));
+        assert_eq!(written.current.clarification(), Some(KM));
+        assert_eq!(written.current.kind.reach(), Some(Reach::SimilarQuestions));
+        assert_eq!(
+            written.current.kind.not_for(),
+            ["How far can Usain Bolt jump?"]
+        );
+        assert_eq!(written.current.stats.times_applied, 1);
+        assert_eq!(
+            written.current.change.map(|c| c.reason),
+            Some(ChangeReason::ExceptionsChanged)
+        );
+        assert!(
+            written
+                .current
+                .kind
+                .is_excluded_from(&MemoryKey::of_question("How far can Carl Lewis jump?"))
+        );
+        assert!(
+            !written
+                .current
+                .kind
+                .is_excluded_from(&MemoryKey::of_question("How far is Berlin from Munich?"))
+        );
+    }
+
+    #[test]
+    fn the_same_kind_of_question_is_marked_once_and_a_mark_can_be_taken_back() {
+        let mut memory = FeedbackMemory::default();
+        write(&mut memory, "How far is Lyon from Paris?", KM, "km", 1);
+        not_relevant(&mut memory, "km", "How far can Usain Bolt jump?", "km2");
+        let again = memory.plan_not_relevant(
+            &RecordId("km2".into()),
+            2,
+            "How far can Carl Lewis jump?",
+            RecordId("km3".into()),
+            Timestamp(11),
+        );
+        assert_eq!(again.unwrap_err(), MemoryError::AlreadyNotRelevant);
+        let back = memory
+            .plan_relevant_again(
+                &RecordId("km2".into()),
+                2,
+                "How far can Usain Bolt jump?",
+                RecordId("km3".into()),
+                Timestamp(12),
+            )
+            .unwrap();
+        assert!(back.current.kind.not_for().is_empty());
+        assert_eq!(back.current.version, 3);
+        let unknown = memory.plan_relevant_again(
+            &RecordId("km2".into()),
+            2,
+            "How far can Carl Lewis jump?",
+            RecordId("km3".into()),
+            Timestamp(12),
+        );
+        assert_eq!(unknown.unwrap_err(), MemoryError::NoSuchException);
+    }
+
+    #[test]
+    fn not_relevant_here_checks_the_version_and_the_question_like_any_write() {
+        let mut memory = FeedbackMemory::default();
+        write(&mut memory, "How far is Lyon from Paris?", KM, "km", 1);
+        let stale = memory.plan_not_relevant(
+            &RecordId("km".into()),
+            2,
+            "How far can Usain Bolt jump?",
+            RecordId("x".into()),
+            Timestamp(2),
+        );
+        assert!(matches!(stale, Err(MemoryError::Stale { .. })));
+        let secret = memory.plan_not_relevant(
+            &RecordId("km".into()),
+            1,
+            "How far is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789 from here?",
+            RecordId("x".into()),
+            Timestamp(2),
+        );
+        assert!(matches!(secret, Err(MemoryError::Refused(_))), "{secret:?}");
+    }
+
+    #[test]
+    fn a_lesson_keeps_a_bounded_number_of_exceptions() {
+        let mut memory = FeedbackMemory::default();
+        write(&mut memory, "How far is Lyon from Paris?", KM, "km", 1);
+        let mut id = "km".to_string();
+        for i in 0..MAX_EXCEPTIONS_PER_LESSON {
+            let next = format!("km-{i}");
+            not_relevant(
+                &mut memory,
+                &id,
+                &format!("Question of kind {} ?", "ab".repeat(i + 1)),
+                &next,
+            );
+            id = next;
+        }
+        let current = memory.get(&RecordId(id)).unwrap().clone();
+        let one_more = memory.plan_not_relevant(
+            &current.id,
+            current.version,
+            "Yet another kind?",
+            RecordId("last".into()),
+            Timestamp(99),
+        );
+        assert_eq!(one_more.unwrap_err(), MemoryError::TooManyExceptions);
+    }
+
+    #[test]
+    fn an_edit_keeps_the_lessons_exceptions() {
+        let mut memory = FeedbackMemory::default();
+        write(&mut memory, "How far is Lyon from Paris?", KM, "km", 1);
+        not_relevant(&mut memory, "km", "How far can Usain Bolt jump?", "km2");
+        let edited = memory
+            .plan_edit(
+                &RecordId("km2".into()),
+                2,
+                "Distances in km, please.",
+                RecordId("km3".into()),
+                Timestamp(20),
+            )
+            .unwrap();
+        assert_eq!(
+            edited.current.kind.not_for(),
+            ["How far can Usain Bolt jump?"]
+        );
     }
 
     #[test]

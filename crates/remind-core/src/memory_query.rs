@@ -103,7 +103,7 @@ impl MemoryFilter {
                 understanding,
                 answer,
             } => [understanding, answer],
-            RecordKind::Clarification { text } => [text, ""],
+            RecordKind::Clarification { text, .. } => [text, ""],
         };
         [record.question.as_str(), record.key.as_str()]
             .into_iter()

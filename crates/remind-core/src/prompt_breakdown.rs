@@ -1,6 +1,6 @@
 //! The prompt of a turn taken apart for the "show prompt" panel: which template
-//! examples, which verified examples (and how similar), which clarification (and how
-//! well it matched), and the query.
+//! examples, which verified examples (and how similar), which clarifications (and why
+//! each was attached), and the query.
 //!
 //! The panel explains the prompt; it must not be able to tell a different story from
 //! the one sent. [`PromptBreakdown::render`] rebuilds the exact prompt from the parts,
@@ -8,18 +8,17 @@
 
 use crate::prompt::{Example, PromptMode, PromptTemplate, RenderedPrompt, ReplyForm};
 use crate::record::RecordId;
-use crate::retrieval::{Decision, Score};
+use crate::turn::AppliedBecause;
 use crate::verified_examples::ChosenExample;
 
 /// Where the clarification attached to the query came from.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ClarificationOrigin {
-    /// A stored lesson, found by retrieval with this score and decision.
+    /// A stored lesson, attached for the reason given.
     Stored {
         record: RecordId,
         version: u32,
-        score: Score,
-        decision: Decision,
+        because: AppliedBecause,
     },
     /// Typed for this turn only ("just this once"); not stored.
     OneTime,
@@ -47,10 +46,14 @@ pub struct PromptBreakdown {
     /// Verified examples chosen but left out because even without any template example
     /// the prompt would not have fit with them.
     pub verified_examples_dropped: usize,
-    pub clarification: Option<AttachedClarification>,
+    /// Every clarification attached, in the order the query carries them.
+    pub clarifications: Vec<AttachedClarification>,
+    /// Standing preferences not sent because more than
+    /// [`crate::turn::STANDING_PREFERENCES_PER_TURN`] are stored.
+    pub standing_left_out: usize,
     /// The question as typed.
     pub question: String,
-    /// The query as sent: the question with the clarification attached, if any.
+    /// The query as sent: the question with its clarifications attached.
     pub query: String,
 }
 

@@ -20,13 +20,30 @@ pub struct Timestamp(pub i64);
 /// What kind of lesson a record holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RecordKind {
-    /// The user's words about what a misread request means.
-    Clarification { text: String },
+    /// The user's words about what a misread request means, and which questions they
+    /// go with: those of `reach`, except the kinds of question the user marked "not
+    /// relevant here" (`not_for` holds the questions they marked, as asked).
+    Clarification {
+        text: String,
+        reach: Reach,
+        not_for: Vec<String>,
+    },
     /// A reply the user confirmed as right, kept as a demonstration.
     VerifiedExample {
         understanding: String,
         answer: String,
     },
+}
+
+/// Which questions a clarification is attached to, chosen by the user when saving it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reach {
+    /// Questions like the one it was taught on, found by retrieval (the paper's rule).
+    #[default]
+    SimilarQuestions,
+    /// Every question: a standing preference ("call me Sam"), sent with every turn
+    /// within [`crate::turn::STANDING_PREFERENCES_PER_TURN`].
+    EveryQuestion,
 }
 
 /// Who authored the lesson: the user, or the model with the user's explicit consent.
@@ -50,6 +67,10 @@ pub struct RecordStats {
     pub times_applied: u32,
     pub times_failed_after_applied: u32,
 }
+
+/// How many questions one lesson can be marked "not relevant" to; past that, the
+/// lesson is too broad to keep and is better withdrawn or rewritten.
+pub const MAX_EXCEPTIONS_PER_LESSON: usize = 50;
 
 /// A lesson is flagged for review only once it has misfired at least this often.
 pub const REVIEW_MIN_FAILURES: u32 = 2;
@@ -98,6 +119,9 @@ pub enum ChangeReason {
     CorrectedAfterApplied,
     /// The user edited the lesson's text in the memory browser.
     Edited,
+    /// The user marked the lesson "not relevant here" under a turn, or took such a mark
+    /// back in the memory browser.
+    ExceptionsChanged,
     /// The user withdrew the lesson; it stays in history.
     Withdrawn,
     /// The user undid a change; the record was withdrawn or restored by the undo.
@@ -171,23 +195,61 @@ impl MemoryRecord {
 }
 
 impl RecordKind {
+    /// A clarification for questions like its own.
     pub fn clarification(text: impl Into<String>) -> Self {
-        RecordKind::Clarification { text: text.into() }
+        RecordKind::clarification_for(text, Reach::SimilarQuestions)
+    }
+
+    pub fn clarification_for(text: impl Into<String>, reach: Reach) -> Self {
+        RecordKind::Clarification {
+            text: text.into(),
+            reach,
+            not_for: Vec::new(),
+        }
+    }
+
+    /// The questions the user marked "not relevant here" for this clarification; none
+    /// for a verified example.
+    pub fn not_for(&self) -> &[String] {
+        match self {
+            RecordKind::Clarification { not_for, .. } => not_for,
+            RecordKind::VerifiedExample { .. } => &[],
+        }
+    }
+
+    /// Whether the user said this lesson is not relevant to questions of `key`'s kind.
+    pub fn is_excluded_from(&self, key: &MemoryKey) -> bool {
+        self.not_for()
+            .iter()
+            .any(|question| MemoryKey::of_question(question) == *key)
     }
 
     /// The text when this is a clarification.
     pub fn clarification_text(&self) -> Option<&str> {
         match self {
-            RecordKind::Clarification { text } => Some(text),
+            RecordKind::Clarification { text, .. } => Some(text),
             RecordKind::VerifiedExample { .. } => None,
         }
+    }
+
+    /// Which questions this clarification goes with; `None` for a verified example.
+    pub fn reach(&self) -> Option<Reach> {
+        match self {
+            RecordKind::Clarification { reach, .. } => Some(*reach),
+            RecordKind::VerifiedExample { .. } => None,
+        }
+    }
+
+    /// A clarification sent with every question.
+    pub fn is_standing_preference(&self) -> bool {
+        self.reach() == Some(Reach::EveryQuestion)
     }
 
     /// What the lesson says, as one line: the clarification, or "understanding is
     /// answer" for a verified example.
     pub fn text(&self) -> String {
         match self {
-            RecordKind::Clarification { text } => text.clone(),
+            RecordKind::Clarification { text, .. } => text.clone(),
             RecordKind::VerifiedExample {
                 understanding,
                 answer,

@@ -158,9 +158,9 @@ pub struct RuleProposal {
     pub user_words: String,
     /// The rule as the model proposed it.
     pub rule: String,
-    /// The lesson that was attached to the corrected turn, if any: accepting the rule
-    /// counts that lesson's failure, as a typed correction would.
-    pub applied: Option<RecordId>,
+    /// The lessons retrieved for the corrected turn: accepting the rule counts their
+    /// failures, as a typed correction would.
+    pub applied: Vec<RecordId>,
 }
 
 impl RuleProposal {
@@ -275,7 +275,7 @@ mod tests {
             misread: CASE.understanding.into(),
             user_words: CASE.user_words.into(),
             rule: WORKED_RULE.into(),
-            applied: None,
+            applied: Vec::new(),
         };
         let preview = preview_accept(&FeedbackMemory::default(), &proposal, None);
         assert_eq!(

@@ -148,6 +148,51 @@ pub trait Retriever {
     fn lookup(&self, query: &Query<'_>, candidates: &[&MemoryRecord]) -> Lookup;
 }
 
+/// A candidate that passed the retriever's gate, and the decision that let it through.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Match {
+    pub scored: Scored,
+    pub decision: Decision,
+}
+
+/// Every lesson a question gets: up to `at_most` candidates of distinct keys that pass
+/// the gate, best first, each judged by the retriever's own rule; and the first lookup,
+/// which says why nothing passed when nothing did.
+///
+/// Each further match is the best of what is left once the earlier matches and every
+/// record sharing their keys are set aside, so one kind of question contributes one
+/// lesson and the retriever's gate is the only judge.
+pub fn matches(
+    retriever: &dyn Retriever,
+    query: &Query<'_>,
+    candidates: &[&MemoryRecord],
+    at_most: usize,
+) -> (Lookup, Vec<Match>) {
+    let first = retriever.lookup(query, candidates);
+    let mut found = Vec::new();
+    let mut remaining: Vec<&MemoryRecord> = candidates.to_vec();
+    let mut lookup = first.clone();
+    while found.len() < at_most {
+        let Some(scored) = lookup.applied().cloned() else {
+            break;
+        };
+        let key = remaining
+            .iter()
+            .find(|r| r.id == scored.record)
+            .map(|r| r.key.clone());
+        remaining.retain(|r| r.id != scored.record && Some(&r.key) != key.as_ref());
+        found.push(Match {
+            scored,
+            decision: lookup.decision,
+        });
+        if remaining.is_empty() {
+            break;
+        }
+        lookup = retriever.lookup(query, &remaining);
+    }
+    (first, found)
+}
+
 /// Picks the candidate with the smallest `distance`; the earliest wins on ties, as in
 /// the paper's implementation.
 pub fn nearest<'r, T: PartialOrd + Copy>(
@@ -162,6 +207,49 @@ pub fn nearest<'r, T: PartialOrd + Copy>(
         }
     }
     best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_records::records;
+    use super::*;
+
+    #[test]
+    fn matches_are_every_candidate_that_passes_the_gate_best_first_up_to_the_limit() {
+        let stored = records(&[
+            ("What is like < fast > ?", "I want a synonym"),
+            ("What is like a < fast > ?", "I want a simile"),
+            ("What is unlike < hot > ?", "I want an antonym"),
+            ("Who wrote Hamlet?", "I want the playwright"),
+        ]);
+        let candidates: Vec<&MemoryRecord> = stored.iter().collect();
+        let retriever = LevenshteinRetriever::default();
+        let query = Query::new("What is like < slow > ?");
+        let ids = |at_most| {
+            let (first, found) = matches(&retriever, &query, &candidates, at_most);
+            assert_eq!(first.applied().map(|s| &s.record), Some(&stored[0].id));
+            assert!(found.iter().all(|m| m.decision.attaches()));
+            found
+                .into_iter()
+                .map(|m| m.scored.record)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            ids(4),
+            [&stored[0].id, &stored[1].id, &stored[2].id].map(Clone::clone)
+        );
+        assert_eq!(ids(2), [&stored[0].id, &stored[1].id].map(Clone::clone));
+    }
+
+    #[test]
+    fn no_match_is_found_when_the_best_candidate_fails_the_gate() {
+        let stored = records(&[("Who wrote Hamlet?", "I want the playwright")]);
+        let candidates: Vec<&MemoryRecord> = stored.iter().collect();
+        let query = Query::new("What is like < slow > ?");
+        let (first, found) = matches(&LevenshteinRetriever::default(), &query, &candidates, 3);
+        assert!(first.best.is_some() && !first.passed());
+        assert!(found.is_empty());
+    }
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::memory_key::MemoryKey;
 use crate::record::{
-    Actor, ChangeNote, ChangeReason, MemoryRecord, RecordId, RecordKind, RecordState, RecordStats,
-    Source, StoredEmbedding, Timestamp,
+    Actor, ChangeNote, ChangeReason, MemoryRecord, Reach, RecordId, RecordKind, RecordState,
+    RecordStats, Source, StoredEmbedding, Timestamp,
 };
 
 /// The record layout this build writes: the fields of the first export format and of
@@ -29,6 +29,10 @@ pub struct StoredRecord {
     #[serde(flatten)]
     pub kind: StoredKind,
     pub scope: StoredScope,
+    /// The questions the user marked "not relevant here" for a clarification. Absent
+    /// (none) on records stored before exceptions existed, and when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_for: Vec<String>,
     pub source: StoredSource,
     pub created_at: i64,
     pub version: u32,
@@ -63,11 +67,15 @@ pub enum StoredKindName {
     VerifiedExample,
 }
 
-/// Every stored lesson holds until changed; one-time instructions are never stored.
+/// Which questions a stored lesson goes with. Every stored lesson holds until changed
+/// (one-time instructions are never stored), hence the first format's only name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StoredScope {
+    /// Questions like the lesson's own; every verified example.
     Always,
+    /// Every question: a standing preference.
+    EveryQuestion,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,6 +119,7 @@ pub enum StoredChangeReason {
     Corrected,
     CorrectedAfterApplied,
     Edited,
+    ExceptionsChanged,
     Withdrawn,
     Undone,
 }
@@ -138,7 +147,11 @@ impl From<&MemoryRecord> for StoredRecord {
                     answer: answer.clone(),
                 },
             },
-            scope: StoredScope::Always,
+            scope: match record.kind.reach() {
+                Some(Reach::EveryQuestion) => StoredScope::EveryQuestion,
+                Some(Reach::SimilarQuestions) | None => StoredScope::Always,
+            },
+            not_for: record.kind.not_for().to_vec(),
             source: match record.source {
                 Source::UserStated => StoredSource::UserStated,
                 Source::UserConfirmedProposal => StoredSource::UserConfirmedProposal,
@@ -168,6 +181,7 @@ impl From<&MemoryRecord> for StoredRecord {
                         StoredChangeReason::CorrectedAfterApplied
                     }
                     ChangeReason::Edited => StoredChangeReason::Edited,
+                    ChangeReason::ExceptionsChanged => StoredChangeReason::ExceptionsChanged,
                     ChangeReason::Withdrawn => StoredChangeReason::Withdrawn,
                     ChangeReason::Undone => StoredChangeReason::Undone,
                 },
@@ -190,6 +204,11 @@ impl From<StoredRecord> for MemoryRecord {
             kind: match stored.kind {
                 StoredKind::Clarification => RecordKind::Clarification {
                     text: stored.clarification,
+                    reach: match stored.scope {
+                        StoredScope::Always => Reach::SimilarQuestions,
+                        StoredScope::EveryQuestion => Reach::EveryQuestion,
+                    },
+                    not_for: stored.not_for,
                 },
                 StoredKind::VerifiedExample {
                     understanding,
@@ -228,6 +247,7 @@ impl From<StoredRecord> for MemoryRecord {
                         ChangeReason::CorrectedAfterApplied
                     }
                     StoredChangeReason::Edited => ChangeReason::Edited,
+                    StoredChangeReason::ExceptionsChanged => ChangeReason::ExceptionsChanged,
                     StoredChangeReason::Withdrawn => ChangeReason::Withdrawn,
                     StoredChangeReason::Undone => ChangeReason::Undone,
                 },
@@ -285,6 +305,33 @@ mod tests {
         });
         record.supersedes = Some(RecordId("z".into()));
         let json = record_to_json(&record).unwrap();
+        assert_eq!(record_from_json(&json).unwrap(), record);
+    }
+
+    #[test]
+    fn a_standing_preference_is_stored_with_the_every_question_scope_and_reads_back() {
+        let mut record = record_from_json(SAVED_BY_AN_EARLIER_REMIND).unwrap();
+        assert_eq!(record.kind.reach(), Some(Reach::SimilarQuestions));
+        record.kind = RecordKind::clarification_for("Call me Sam.", Reach::EveryQuestion);
+        let json = record_to_json(&record).unwrap();
+        assert!(json.contains(r#""scope":"every_question""#), "{json}");
+        assert_eq!(record_from_json(&json).unwrap(), record);
+    }
+
+    #[test]
+    fn exceptions_are_stored_as_not_for_and_absent_when_there_are_none() {
+        let mut record = record_from_json(SAVED_BY_AN_EARLIER_REMIND).unwrap();
+        assert!(!record_to_json(&record).unwrap().contains("not_for"));
+        record.kind = RecordKind::Clarification {
+            text: "Call me Sam.".into(),
+            reach: Reach::EveryQuestion,
+            not_for: vec!["Write a cover letter for me.".into()],
+        };
+        let json = record_to_json(&record).unwrap();
+        assert!(
+            json.contains(r#""not_for":["Write a cover letter for me."]"#),
+            "{json}"
+        );
         assert_eq!(record_from_json(&json).unwrap(), record);
     }
 

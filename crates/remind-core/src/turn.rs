@@ -10,13 +10,14 @@
 use thiserror::Error;
 
 use crate::memory::FeedbackMemory;
+use crate::memory_key::MemoryKey;
 use crate::prompt::{
     Example, PromptError, PromptMode, PromptTemplate, RenderedPrompt, ReplyForm, TokenBudget,
     attach_clarification,
 };
 use crate::prompt_breakdown::{AttachedClarification, ClarificationOrigin, PromptBreakdown};
 use crate::record::MemoryRecord;
-use crate::retrieval::{Decision, Lookup, Query, Retriever, Score};
+use crate::retrieval::{Decision, Lookup, Query, Retriever, Score, matches};
 use crate::verified_examples::{ChosenExample, ExampleBudget, select_examples};
 
 /// One request to a language model.
@@ -28,13 +29,36 @@ pub struct CompletionRequest {
     pub stop: Vec<String>,
 }
 
+/// How many standing preferences ("every question" lessons) go with one turn: the
+/// most recently changed ones. The prompt panel says how many were left out.
+pub const STANDING_PREFERENCES_PER_TURN: usize = 5;
+
+/// How many retrieved lessons of distinct kinds of question the page attaches to one
+/// turn, on top of the standing preferences.
+pub const PAGE_LESSONS_PER_TURN: usize = 3;
+
 /// Whether a turn consults the stored clarifications, and how it matches them.
 #[derive(Clone, Copy)]
 pub enum LessonMatching<'a> {
     /// The question is sent as asked (the harness's NO-MEM and GROW-PROMPT arms).
     Off,
-    /// The best current clarification is attached when it passes the retriever's gate.
-    By(&'a dyn Retriever),
+    /// Up to `at_most` current clarifications that pass the retriever's gate (the
+    /// paper's arms take the best one; the page [`PAGE_LESSONS_PER_TURN`]), and every
+    /// standing preference within [`STANDING_PREFERENCES_PER_TURN`].
+    By {
+        retriever: &'a dyn Retriever,
+        at_most: usize,
+    },
+}
+
+impl<'a> LessonMatching<'a> {
+    /// The paper's rule: the best clarification, when it passes the gate.
+    pub fn best(retriever: &'a dyn Retriever) -> Self {
+        LessonMatching::By {
+            retriever,
+            at_most: 1,
+        }
+    }
 }
 
 /// Which verified examples join the template's examples, right before the query.
@@ -67,17 +91,25 @@ pub struct TurnInput<'a> {
     /// The question's sentence embedding, for retrievers and example selection that
     /// compare embeddings.
     pub question_embedding: Option<&'a [f32]>,
-    /// A "just this once" clarification: attached instead of any stored one, never
-    /// stored.
+    /// A "just this once" clarification: attached instead of the retrieved lessons
+    /// (standing preferences stay), never stored.
     pub one_time_clarification: Option<&'a str>,
 }
 
-/// The stored lesson attached to this turn's query, and why it was chosen.
+/// Why a stored lesson went with a turn.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AppliedBecause {
+    /// Retrieval found it close enough: the score and the gate's decision.
+    Similar { score: Score, decision: Decision },
+    /// A standing preference: it goes with every question.
+    EveryQuestion,
+}
+
+/// A stored lesson attached to this turn's query, and why it was chosen.
 #[derive(Clone, Debug, PartialEq)]
 pub struct AppliedMemory {
     pub record: MemoryRecord,
-    pub score: Score,
-    pub decision: Decision,
+    pub because: AppliedBecause,
 }
 
 /// A turn ready to send: the query as the model will see it, and the whole prompt.
@@ -85,8 +117,13 @@ pub struct AppliedMemory {
 pub struct PreparedTurn {
     pub question: String,
     pub query: String,
+    /// The retriever's verdict on the closest lesson, attached or not: what the page
+    /// shows when nothing was attached.
     pub lookup: Lookup,
-    pub applied: Option<AppliedMemory>,
+    /// Every stored lesson attached, in the order the query carries them: standing
+    /// preferences first, then retrieved lessons best first. Only the standing
+    /// preferences when a one-time clarification took the retrieved lessons' place.
+    pub applied: Vec<AppliedMemory>,
     /// The verified examples sent with this turn (ids, similarity), most similar last.
     pub examples: Vec<ChosenExample>,
     /// The prompt part by part, for the "show prompt" panel; renders to `request.prompt`.
@@ -102,10 +139,11 @@ pub enum TurnError {
     Prompt(#[from] PromptError),
 }
 
-/// Builds the turn for `input.question`: the best current clarification (if it passes
-/// the retriever's gate) is attached as `x | clarification: fb`, and the chosen verified
-/// examples join the template's examples right before the query. The budget drops the
-/// oldest examples first: the template's, then the least similar verified ones.
+/// Builds the turn for `input.question`: the standing preferences and the current
+/// clarifications that pass the retriever's gate are attached as
+/// `x | clarification: fb`, one after another, and the chosen verified examples join
+/// the template's examples right before the query. The budget drops the oldest examples
+/// first: the template's, then the least similar verified ones.
 pub fn build_turn(
     memory: &FeedbackMemory,
     config: &TurnConfig<'_>,
@@ -118,54 +156,94 @@ pub fn build_turn(
     // Examples are demonstrations, not clarifications: they never attach to a query.
     let (clarifications, examples): (Vec<&MemoryRecord>, Vec<&MemoryRecord>) =
         memory.current().partition(|r| r.kind.is_clarification());
+    // A lesson the user marked "not relevant here" for this kind of question is not a
+    // candidate at all, so the next best may take its place.
+    let kind_of_question = MemoryKey::of_question(question);
+    let (standing, retrievable): (Vec<&MemoryRecord>, Vec<&MemoryRecord>) = clarifications
+        .into_iter()
+        .filter(|r| !r.kind.is_excluded_from(&kind_of_question))
+        .partition(|r| r.kind.is_standing_preference());
     let retrieval_query = match input.question_embedding {
         Some(vector) => Query::new(question).with_embedding(vector),
         None => Query::new(question),
     };
-    let lookup = match config.lessons {
-        LessonMatching::Off => Lookup {
-            best: None,
-            decision: Decision::NotConsulted,
-        },
-        LessonMatching::By(retriever) => retriever.lookup(&retrieval_query, &clarifications),
-    };
-    let applied = lookup.applied().and_then(|scored| {
-        memory.get(&scored.record).map(|record| AppliedMemory {
-            record: record.clone(),
-            score: scored.score,
-            decision: lookup.decision,
-        })
-    });
-    let (applied, clarification) = match (input.one_time_clarification, applied) {
-        (Some(fb), _) => (
-            None,
-            Some(AttachedClarification {
-                text: fb.trim().to_string(),
-                origin: ClarificationOrigin::OneTime,
-            }),
+    let (lookup, found, standing) = match config.lessons {
+        LessonMatching::Off => (
+            Lookup {
+                best: None,
+                decision: Decision::NotConsulted,
+            },
+            Vec::new(),
+            Vec::new(),
         ),
-        (None, Some(applied)) => {
-            let clarification = AttachedClarification {
-                text: applied
-                    .record
-                    .clarification()
-                    .unwrap_or_default()
-                    .to_string(),
-                origin: ClarificationOrigin::Stored {
-                    record: applied.record.id.clone(),
-                    version: applied.record.version,
-                    score: applied.score,
-                    decision: applied.decision,
-                },
-            };
-            (Some(applied), Some(clarification))
+        LessonMatching::By { retriever, at_most } => {
+            let (lookup, found) = matches(retriever, &retrieval_query, &retrievable, at_most);
+            (lookup, found, standing)
         }
-        (None, None) => (None, None),
     };
-    let query = match &clarification {
-        Some(attached) => attach_clarification(question, &attached.text),
-        None => question.to_string(),
+    let standing_preferences = standing.len();
+    let mut standing = standing;
+    standing.sort_by(|a, b| {
+        b.changed_at()
+            .cmp(&a.changed_at())
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    standing.truncate(STANDING_PREFERENCES_PER_TURN);
+    // Oldest first, so the order of the query does not change as preferences are added.
+    standing.reverse();
+    let standing_left_out = standing_preferences - standing.len();
+    // A one-time clarification says how to read this very question, so it takes the
+    // place of the retrieved lessons; standing preferences hold for every question.
+    let retrieved = match input.one_time_clarification {
+        Some(_) => Vec::new(),
+        None => found,
     };
+    let applied: Vec<AppliedMemory> = standing
+        .into_iter()
+        .map(|record| AppliedMemory {
+            record: record.clone(),
+            because: AppliedBecause::EveryQuestion,
+        })
+        .chain(retrieved.into_iter().filter_map(|found| {
+            memory
+                .get(&found.scored.record)
+                .map(|record| AppliedMemory {
+                    record: record.clone(),
+                    because: AppliedBecause::Similar {
+                        score: found.scored.score,
+                        decision: found.decision,
+                    },
+                })
+        }))
+        .collect();
+    let clarifications: Vec<AttachedClarification> = applied
+        .iter()
+        .map(|applied| AttachedClarification {
+            text: applied
+                .record
+                .clarification()
+                .unwrap_or_default()
+                .to_string(),
+            origin: ClarificationOrigin::Stored {
+                record: applied.record.id.clone(),
+                version: applied.record.version,
+                because: applied.because,
+            },
+        })
+        .chain(
+            input
+                .one_time_clarification
+                .map(|text| AttachedClarification {
+                    text: text.trim().to_string(),
+                    origin: ClarificationOrigin::OneTime,
+                }),
+        )
+        .collect();
+    let query = clarifications
+        .iter()
+        .fold(question.to_string(), |query, attached| {
+            attach_clarification(&query, &attached.text)
+        });
     let chosen = match config.examples {
         ExampleSelection::None => Vec::new(),
         ExampleSelection::Similar(budget) => {
@@ -196,7 +274,8 @@ pub fn build_turn(
         base_examples_dropped: base_dropped,
         verified_examples: examples.clone(),
         verified_examples_dropped: verified_dropped,
-        clarification,
+        clarifications,
+        standing_left_out,
         question: question.to_string(),
         query: query.clone(),
     };
@@ -256,7 +335,7 @@ fn most_recent_examples(
 mod tests {
     use super::*;
     use crate::memory::Lesson;
-    use crate::record::{RecordId, RecordKind, Source, Timestamp};
+    use crate::record::{Reach, RecordId, RecordKind, Source, Timestamp};
     use crate::retrieval::LevenshteinRetriever;
 
     fn memory_with(lessons: &[(&str, RecordKind)]) -> FeedbackMemory {
@@ -319,13 +398,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(off.query, "What is like < slow > ?");
-        assert!(off.applied.is_none());
+        assert!(off.applied.is_empty());
         let retriever = LevenshteinRetriever::default();
         let on = build_turn(
             &memory,
             &config(
                 &template,
-                LessonMatching::By(&retriever),
+                LessonMatching::best(&retriever),
                 ExampleSelection::None,
             ),
             &input,
@@ -349,7 +428,7 @@ mod tests {
             &memory,
             &config(
                 &template,
-                LessonMatching::By(&retriever),
+                LessonMatching::best(&retriever),
                 ExampleSelection::None,
             ),
             &TurnInput {
@@ -363,7 +442,226 @@ mod tests {
             turn.query,
             "What is like < slow > ? | clarification: an antonym"
         );
-        assert!(turn.applied.is_none());
+        assert!(turn.applied.is_empty());
+    }
+
+    #[test]
+    fn a_one_time_clarification_keeps_the_standing_preferences_and_comes_after_them() {
+        let memory = memory_with(&[
+            (
+                "What is like < fast > ?",
+                RecordKind::clarification("I want a synonym"),
+            ),
+            (
+                "What should you call me?",
+                RecordKind::clarification_for("call me Sam", Reach::EveryQuestion),
+            ),
+        ]);
+        let template = PromptTemplate::general();
+        let retriever = LevenshteinRetriever::default();
+        let turn = build_turn(
+            &memory,
+            &config(&template, page_matching(&retriever), ExampleSelection::None),
+            &TurnInput {
+                question: "What is like < slow > ?",
+                one_time_clarification: Some("an antonym"),
+                ..TurnInput::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            turn.query,
+            "What is like < slow > ? | clarification: call me Sam | clarification: an antonym"
+        );
+        assert_eq!(turn.applied.len(), 1);
+        assert_eq!(turn.applied[0].because, AppliedBecause::EveryQuestion);
+    }
+
+    #[test]
+    fn a_lesson_marked_not_relevant_skips_that_kind_of_question_and_still_reaches_others() {
+        let mut memory = memory_with(&[
+            (
+                "What is like < fast > ?",
+                RecordKind::clarification("I want a synonym"),
+            ),
+            (
+                "What should you call me?",
+                RecordKind::clarification_for("call me Sam", Reach::EveryQuestion),
+            ),
+        ]);
+        for id in ["r0", "r1"] {
+            let record = memory.get(&RecordId(id.into())).unwrap().clone();
+            let written = memory
+                .plan_not_relevant(
+                    &record.id,
+                    record.version,
+                    "What is like < slow > ?",
+                    RecordId(format!("{id}-not-for")),
+                    Timestamp(9),
+                )
+                .unwrap();
+            memory.apply(&written);
+        }
+        let template = PromptTemplate::general();
+        let retriever = LevenshteinRetriever::default();
+        let ask = |question| {
+            build_turn(
+                &memory,
+                &config(&template, page_matching(&retriever), ExampleSelection::None),
+                &TurnInput {
+                    question,
+                    ..TurnInput::default()
+                },
+            )
+            .unwrap()
+        };
+        let same_kind = ask("What is like < happy > ?");
+        assert!(same_kind.applied.is_empty(), "{:?}", same_kind.applied);
+        assert_eq!(same_kind.query, "What is like < happy > ?");
+        let other_kind = ask("How far is Lyon from Paris?");
+        assert_eq!(other_kind.applied.len(), 1);
+        assert_eq!(
+            other_kind.applied[0].record.clarification(),
+            Some("call me Sam")
+        );
+    }
+
+    fn page_matching(retriever: &LevenshteinRetriever) -> LessonMatching<'_> {
+        LessonMatching::By {
+            retriever,
+            at_most: PAGE_LESSONS_PER_TURN,
+        }
+    }
+
+    #[test]
+    fn a_standing_preference_goes_with_every_question_before_the_retrieved_lessons() {
+        let memory = memory_with(&[
+            (
+                "What is like < fast > ?",
+                RecordKind::clarification("I want a synonym"),
+            ),
+            (
+                "What should I call you?",
+                RecordKind::clarification_for("Call me Sam.", Reach::EveryQuestion),
+            ),
+        ]);
+        let template = PromptTemplate::general();
+        let retriever = LevenshteinRetriever::default();
+        let ask = |question| {
+            build_turn(
+                &memory,
+                &config(&template, page_matching(&retriever), ExampleSelection::None),
+                &TurnInput {
+                    question,
+                    ..TurnInput::default()
+                },
+            )
+            .unwrap()
+        };
+        let unrelated = ask("How far is Lyon from Paris?");
+        assert_eq!(
+            unrelated.query,
+            "How far is Lyon from Paris? | clarification: Call me Sam."
+        );
+        assert_eq!(unrelated.applied.len(), 1);
+        assert_eq!(unrelated.applied[0].because, AppliedBecause::EveryQuestion);
+        let lexical = ask("What is like < slow > ?");
+        assert_eq!(
+            lexical.query,
+            "What is like < slow > ? | clarification: Call me Sam. | clarification: I want a synonym"
+        );
+        assert!(matches!(
+            lexical.applied[1].because,
+            AppliedBecause::Similar { .. }
+        ));
+        assert_eq!(lexical.breakdown.render(), lexical.request.prompt);
+    }
+
+    #[test]
+    fn the_paper_rule_leaves_standing_preferences_and_later_matches_to_the_page() {
+        let memory = memory_with(&[
+            (
+                "What is like < fast > ?",
+                RecordKind::clarification("I want a synonym"),
+            ),
+            (
+                "What is like a < fast > ?",
+                RecordKind::clarification("I want a simile"),
+            ),
+        ]);
+        let template = PromptTemplate::paper_lexical();
+        let retriever = LevenshteinRetriever::default();
+        let input = TurnInput {
+            question: "What is like < slow > ?",
+            ..TurnInput::default()
+        };
+        let best = build_turn(
+            &memory,
+            &config(
+                &template,
+                LessonMatching::best(&retriever),
+                ExampleSelection::None,
+            ),
+            &input,
+        )
+        .unwrap();
+        assert_eq!(best.applied.len(), 1);
+        let page = build_turn(
+            &memory,
+            &config(&template, page_matching(&retriever), ExampleSelection::None),
+            &input,
+        )
+        .unwrap();
+        assert_eq!(page.applied.len(), 2);
+        assert_eq!(
+            page.query,
+            "What is like < slow > ? | clarification: I want a synonym | clarification: I want a simile"
+        );
+    }
+
+    #[test]
+    fn standing_preferences_beyond_the_limit_are_left_out_oldest_first_and_counted() {
+        // Distinct wordings: questions that differ only by a number share one key.
+        let topics = [
+            "greetings",
+            "units",
+            "dates",
+            "tone",
+            "names",
+            "spelling",
+            "length",
+        ];
+        let lessons: Vec<(String, RecordKind)> = topics
+            .iter()
+            .enumerate()
+            .map(|(i, topic)| {
+                (
+                    format!("How should you handle {topic}?"),
+                    RecordKind::clarification_for(format!("preference {i}"), Reach::EveryQuestion),
+                )
+            })
+            .collect();
+        let borrowed: Vec<(&str, RecordKind)> = lessons
+            .iter()
+            .map(|(q, k)| (q.as_str(), k.clone()))
+            .collect();
+        let memory = memory_with(&borrowed);
+        let template = PromptTemplate::general();
+        let retriever = LevenshteinRetriever::default();
+        let turn = build_turn(
+            &memory,
+            &config(&template, page_matching(&retriever), ExampleSelection::None),
+            &TurnInput {
+                question: "Anything?",
+                ..TurnInput::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(topics.len(), STANDING_PREFERENCES_PER_TURN + 2);
+        assert_eq!(turn.applied.len(), STANDING_PREFERENCES_PER_TURN);
+        assert_eq!(turn.breakdown.standing_left_out, 2);
+        assert!(!turn.query.contains("preference 0") && !turn.query.contains("preference 1 "));
+        assert!(turn.query.ends_with("| clarification: preference 6"));
     }
 
     #[test]

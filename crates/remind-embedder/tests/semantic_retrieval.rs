@@ -16,6 +16,7 @@ use remind_app::settings::DEFAULT_SEMANTIC_TAU;
 use remind_core::memory::{FeedbackMemory, Lesson};
 use remind_core::record::{RecordId, Timestamp};
 use remind_core::retrieval::Score;
+use remind_core::turn::AppliedBecause;
 use remind_embedder::tract_embedder::TractEmbedder;
 use support::scripted::{SessionWith, SharedStore, block_on, session_with};
 
@@ -55,14 +56,17 @@ fn a_rephrased_question_reuses_the_lesson_by_meaning() {
     let session = minilm_session(&store, "s", "m1");
     // Eight edits from the stored question, too many for the wording match.
     let turn = block_on(session.ask("Tell me what is like < slow > ?")).expect("answered");
-    let applied = turn
-        .prepared
-        .applied
-        .unwrap_or_else(|| panic!("not applied: {:?}", turn.prepared.lookup.decision));
-    let Score::Cosine(similarity) = applied.score else {
-        panic!("a semantic score, got {:?}", applied.score);
+    let [applied] = turn.prepared.applied.as_slice() else {
+        panic!("not applied: {:?}", turn.prepared.lookup.decision)
     };
-    println!("cosine {similarity:.3}: {:?}", applied.decision);
+    let AppliedBecause::Similar {
+        score: Score::Cosine(similarity),
+        decision,
+    } = applied.because
+    else {
+        panic!("a semantic score, got {:?}", applied.because);
+    };
+    println!("cosine {similarity:.3}: {decision:?}");
     assert!(
         (DEFAULT_SEMANTIC_TAU..1.0).contains(&similarity),
         "a paraphrase, not the same key: cosine {similarity}"
@@ -78,7 +82,7 @@ fn the_opposite_request_does_not_reuse_the_lesson() {
     for opposite in ["What is not like < slow > ?", "What is unlike < slow > ?"] {
         let turn = block_on(session.ask(opposite)).expect("answered");
         assert!(
-            turn.prepared.applied.is_none(),
+            turn.prepared.applied.is_empty(),
             "applied to {opposite:?}: {:?}",
             turn.prepared.lookup.decision
         );

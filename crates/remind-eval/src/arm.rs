@@ -17,8 +17,8 @@ use remind_core::record::{RecordId, RecordKind, Source, StoredEmbedding, Timesta
 use remind_core::reply::ParsedReply;
 use remind_core::retrieval::{HybridRetriever, LevenshteinRetriever, Retriever, SemanticRetriever};
 use remind_core::turn::{
-    CompletionRequest, ExampleSelection, LessonMatching, TurnConfig, TurnError, TurnInput,
-    build_turn,
+    AppliedBecause, CompletionRequest, ExampleSelection, LessonMatching, TurnConfig, TurnError,
+    TurnInput, build_turn,
 };
 use remind_core::verified_examples::ExampleBudget;
 
@@ -215,7 +215,7 @@ impl ArmState {
                 };
                 (
                     &self.base,
-                    LessonMatching::By(retriever),
+                    LessonMatching::best(retriever),
                     ExampleSelection::None,
                     embedding,
                 )
@@ -230,7 +230,7 @@ impl ArmState {
                 };
                 (
                     &self.base,
-                    LessonMatching::By(&by_wording),
+                    LessonMatching::best(&by_wording),
                     examples,
                     embedding,
                 )
@@ -250,14 +250,18 @@ impl ArmState {
             one_time_clarification: None,
         };
         let turn = build_turn(&self.memory, &config, &input)?;
-        let memory = turn.applied.as_ref().map(|applied| {
+        // The paper's arms retrieve one lesson and store no standing preference.
+        let memory = turn.applied.iter().find_map(|applied| {
+            let AppliedBecause::Similar { score, .. } = applied.because else {
+                return None;
+            };
             let clarification = applied.record.clarification().unwrap_or_default();
-            MemoryUse {
+            Some(MemoryUse {
                 question: applied.record.question.clone(),
                 clarification: clarification.to_string(),
-                score: applied.score.value(),
+                score: score.value(),
                 lesson_type: TaskType::named_in_clarification(clarification),
-            }
+            })
         });
         Ok(PreparedStep {
             demonstrations: turn

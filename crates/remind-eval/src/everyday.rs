@@ -21,8 +21,8 @@ use remind_core::reply::parse_reply;
 use remind_core::retrieval::HybridRetriever;
 use remind_core::retrieval::embedding_refresh::embedded_text;
 use remind_core::turn::{
-    CompletionRequest, ExampleSelection, LessonMatching, TurnConfig, TurnError, TurnInput,
-    build_turn,
+    CompletionRequest, ExampleSelection, LessonMatching, PAGE_LESSONS_PER_TURN, TurnConfig,
+    TurnError, TurnInput, build_turn,
 };
 use remind_core::write_gate::{self, Durability, Origin};
 
@@ -40,22 +40,33 @@ pub enum EverydayArm {
     /// takes anyway.)
     WholeQuestion,
     /// Keys of the kind of request: names, numbers, codes and quoted text masked, and
-    /// the cosine taken between those masked keys.
+    /// the cosine taken between those masked keys; the best lesson only.
     RequestKind,
+    /// The page's configuration: request-kind keys, and every lesson of a distinct key
+    /// that passes the gate, up to [`PAGE_LESSONS_PER_TURN`].
+    SeveralLessons,
+    /// The page's configuration after the user pressed "not relevant here" once under
+    /// every lesson a near miss got (a first pass over the near misses), so those kinds
+    /// of question are kept off. It shows what the marks cost the follow-ups.
+    AfterNotRelevantMarks,
 }
 
 impl EverydayArm {
-    pub const ALL: [EverydayArm; 3] = [
+    pub const ALL: [EverydayArm; 5] = [
         EverydayArm::NoMemory,
         EverydayArm::WholeQuestion,
         EverydayArm::RequestKind,
+        EverydayArm::SeveralLessons,
+        EverydayArm::AfterNotRelevantMarks,
     ];
 
     pub fn name(self) -> &'static str {
         match self {
             EverydayArm::NoMemory => "no memory",
             EverydayArm::WholeQuestion => "whole question (before)",
-            EverydayArm::RequestKind => "request kind (new)",
+            EverydayArm::RequestKind => "request kind, best lesson",
+            EverydayArm::SeveralLessons => "request kind, up to 3 lessons (page)",
+            EverydayArm::AfterNotRelevantMarks => "page, after \"not relevant here\" marks",
         }
     }
 
@@ -63,7 +74,10 @@ impl EverydayArm {
     fn key(self, question: &str) -> MemoryKey {
         match self {
             EverydayArm::WholeQuestion => MemoryKey::of_exact_question(question),
-            EverydayArm::NoMemory | EverydayArm::RequestKind => MemoryKey::of_question(question),
+            EverydayArm::NoMemory
+            | EverydayArm::RequestKind
+            | EverydayArm::SeveralLessons
+            | EverydayArm::AfterNotRelevantMarks => MemoryKey::of_question(question),
         }
     }
 }
@@ -85,8 +99,8 @@ pub struct ProbeOutcome {
     pub question: String,
     /// `true` for a follow-up (should get the lesson), `false` for a near miss.
     pub should_apply: bool,
-    /// The scenario whose lesson was attached, if any.
-    pub applied_from: Option<String>,
+    /// The scenarios whose lessons were attached, in the query's order.
+    pub applied_from: Vec<String>,
     /// For a one-time scenario's near miss: its instruction reached this prompt.
     pub one_time_leaked: bool,
     /// Whether the answer obeyed the lesson (follow-ups, when answers are judged).
@@ -98,7 +112,7 @@ pub struct ProbeOutcome {
 
 impl ProbeOutcome {
     fn got_own_lesson(&self) -> bool {
-        self.applied_from.as_deref() == Some(self.scenario.as_str())
+        self.applied_from.contains(&self.scenario)
     }
 
     /// A near miss that got its own scenario's lesson, or a one-time instruction.
@@ -116,6 +130,8 @@ pub struct ArmOutcome {
     pub refused: Vec<String>,
     /// Lessons replaced by a later scenario's correction of the same key.
     pub superseded: Vec<String>,
+    /// "Not relevant here" marks made before the probes (the marking arm only).
+    pub marked_not_relevant: usize,
 }
 
 /// Counts out of a total, for the report.
@@ -239,11 +255,24 @@ pub fn replay_arm(
         temperature: settings.temperature,
         lessons: match arm {
             EverydayArm::NoMemory => LessonMatching::Off,
-            EverydayArm::WholeQuestion | EverydayArm::RequestKind => LessonMatching::By(&retriever),
+            EverydayArm::WholeQuestion | EverydayArm::RequestKind => {
+                LessonMatching::best(&retriever)
+            }
+            EverydayArm::SeveralLessons | EverydayArm::AfterNotRelevantMarks => {
+                LessonMatching::By {
+                    retriever: &retriever,
+                    at_most: PAGE_LESSONS_PER_TURN,
+                }
+            }
         },
         examples: ExampleSelection::None,
     };
-    let learned = learn(arm, scenarios, embed)?;
+    let mut learned = learn(arm, scenarios, embed)?;
+    let marked_not_relevant = if arm == EverydayArm::AfterNotRelevantMarks {
+        mark_near_misses(&mut learned.memory, &config, scenarios, arm, embed)?
+    } else {
+        0
+    };
     let scenario_of: HashMap<&str, &str> = scenarios
         .iter()
         .map(|s| (s.question.as_str(), s.id.as_str()))
@@ -270,9 +299,10 @@ pub fn replay_arm(
             let prepared = build_turn(&learned.memory, &config, &input).map_err(turn_error)?;
             let applied_from = prepared
                 .applied
-                .as_ref()
-                .and_then(|a| scenario_of.get(a.record.question.as_str()))
-                .map(|id| id.to_string());
+                .iter()
+                .filter_map(|a| scenario_of.get(a.record.question.as_str()))
+                .map(|id| id.to_string())
+                .collect();
             let one_time_leaked = !scenario.lasting
                 && prepared
                     .request
@@ -315,7 +345,57 @@ pub fn replay_arm(
         probes,
         refused: learned.refused,
         superseded: learned.superseded,
+        marked_not_relevant,
     })
+}
+
+/// The user's first pass over the near misses: every retrieved lesson a near miss got
+/// is marked "not relevant here" for that question. Returns how many marks were made.
+fn mark_near_misses(
+    memory: &mut FeedbackMemory,
+    config: &TurnConfig<'_>,
+    scenarios: &[Scenario],
+    arm: EverydayArm,
+    embed: &mut dyn FnMut(&str) -> Result<Vec<f32>, EmbedError>,
+) -> Result<usize, EverydayError> {
+    let mut marks = 0;
+    for scenario in scenarios {
+        for probe in &scenario.near_misses {
+            let vector = embed(embedded_text(&arm.key(&probe.question)))?;
+            let input = TurnInput {
+                question: &probe.question,
+                question_embedding: Some(&vector),
+                one_time_clarification: None,
+            };
+            let prepared =
+                build_turn(memory, config, &input).map_err(|source| EverydayError::Turn {
+                    scenario: scenario.id.clone(),
+                    source,
+                })?;
+            // Only the near miss's own lesson counts as wrongly applied; another
+            // scenario's lesson there may be right (a summary lesson on "Summarise
+            // King Lear"), and marking it would teach the memory something false.
+            let wrong = prepared
+                .applied
+                .iter()
+                .filter(|a| a.record.question == scenario.question);
+            for applied in wrong {
+                let id = RecordId(format!("everyday-mark-{marks}"));
+                let marked = memory.plan_not_relevant(
+                    &applied.record.id,
+                    applied.record.version,
+                    &probe.question,
+                    id,
+                    Timestamp(1_000_000 + marks as i64),
+                );
+                if let Ok(written) = marked {
+                    memory.apply(&written);
+                    marks += 1;
+                }
+            }
+        }
+    }
+    Ok(marks)
 }
 
 struct Learned {
@@ -370,12 +450,13 @@ fn learn(
                 remind_core::memory::Written {
                     current: record,
                     replaced: memory.current_for(&arm.key(&scenario.question)).cloned(),
-                    misfired: None,
+                    misfired: Vec::new(),
                 }
             }
-            EverydayArm::RequestKind | EverydayArm::NoMemory => {
-                memory.plan_write(lesson, id, Timestamp(i as i64))
-            }
+            EverydayArm::RequestKind
+            | EverydayArm::SeveralLessons
+            | EverydayArm::AfterNotRelevantMarks
+            | EverydayArm::NoMemory => memory.plan_write(lesson, id, Timestamp(i as i64)),
         };
         if let Some(replaced) = &written.replaced {
             superseded.push(format!("{} replaced by {}", replaced.question, scenario.id));
@@ -419,8 +500,17 @@ fn percent_cell(share: Share) -> String {
     }
 }
 
-/// The report: one row per arm, the new arm by kind, what it missed, and the summary
-/// line of the last arm.
+/// The arm the report details and sums up: the page's configuration before any user
+/// feedback, when it was replayed; else the last arm.
+pub fn headline(outcomes: &[ArmOutcome]) -> Option<&ArmOutcome> {
+    outcomes
+        .iter()
+        .find(|o| o.arm == EverydayArm::SeveralLessons)
+        .or(outcomes.last())
+}
+
+/// The report: one row per arm, the headline arm by kind, what it missed, and its
+/// summary line.
 pub fn render_report(run: &EverydayRun, outcomes: &[ArmOutcome]) -> String {
     let mut out = String::new();
     out.push_str("# Everyday questions\n\n");
@@ -451,7 +541,14 @@ pub fn render_report(run: &EverydayRun, outcomes: &[ArmOutcome]) -> String {
             f.requests_per_turn()
         ));
     }
-    let Some(last) = outcomes.last() else {
+    for outcome in outcomes.iter().filter(|o| o.marked_not_relevant > 0) {
+        out.push_str(&format!(
+            "\n{}: {} \"not relevant here\" marks, one per lesson a near miss got in a first pass.\n",
+            outcome.arm.name(),
+            outcome.marked_not_relevant
+        ));
+    }
+    let Some(last) = headline(outcomes) else {
         return out;
     };
     out.push_str(&format!("\n## {} by kind\n\n", last.arm.name()));
@@ -472,9 +569,9 @@ pub fn render_report(run: &EverydayRun, outcomes: &[ArmOutcome]) -> String {
     if !missed.is_empty() {
         out.push_str(&format!("\n## Where {} went wrong\n\n", last.arm.name()));
         for p in missed {
-            let what = match (p.should_apply, &p.applied_from) {
-                (true, None) => "no lesson".to_string(),
-                (true, Some(other)) => format!("got the lesson of {other}"),
+            let what = match (p.should_apply, p.applied_from.as_slice()) {
+                (true, []) => "no lesson".to_string(),
+                (true, others) => format!("got the lessons of {}", others.join(", ")),
                 (false, _) if p.one_time_leaked => "got the one-time instruction".to_string(),
                 (false, _) => "got the lesson (a near miss)".to_string(),
             };
@@ -584,6 +681,31 @@ mod tests {
     }
 
     #[test]
+    fn not_relevant_marks_on_the_near_misses_keep_every_marked_lesson_off_them() {
+        let scenarios = scenarios();
+        let run = |arm| replay_arm(arm, &scenarios, &settings(), &mut words, None).unwrap();
+        let before = run(EverydayArm::SeveralLessons);
+        let after = run(EverydayArm::AfterNotRelevantMarks);
+        let near_misses_with_their_own_lesson = before
+            .probes
+            .iter()
+            .filter(|p| p.wrongly_applied())
+            .count();
+        assert!(
+            near_misses_with_their_own_lesson > 0,
+            "the word-count embedder misfires somewhere"
+        );
+        // One mark per wrongly applied lesson, none on a lesson that was right there.
+        assert_eq!(after.marked_not_relevant, near_misses_with_their_own_lesson);
+        assert_eq!(
+            after.figures().wrongly_applied.hits,
+            0,
+            "a marked near miss no longer gets the lesson it was marked under"
+        );
+        assert_eq!(before.marked_not_relevant, 0);
+    }
+
+    #[test]
     fn a_lesson_on_lyon_reaches_berlin_by_its_request_kind_and_not_by_whole_wording() {
         let scenarios = scenarios();
         let mut embed = words;
@@ -604,11 +726,8 @@ mod tests {
         )
         .unwrap();
         let berlin = "How far is Berlin from Munich?";
-        assert_eq!(
-            probe(&new, berlin).applied_from.as_deref(),
-            Some("distance-km")
-        );
-        assert_eq!(probe(&before, berlin).applied_from, None);
+        assert_eq!(probe(&new, berlin).applied_from, ["distance-km"]);
+        assert!(probe(&before, berlin).applied_from.is_empty());
         assert!(!probe(&new, "How old is Lyon?").wrongly_applied());
     }
 
@@ -628,7 +747,7 @@ mod tests {
                 .probes
                 .iter()
                 .filter(|p| p.kind == "one-time")
-                .all(|p| !p.one_time_leaked && p.applied_from.as_deref() != Some(&p.scenario))
+                .all(|p| !p.one_time_leaked && !p.applied_from.contains(&p.scenario))
         );
         assert!(outcome.refused.is_empty(), "{:?}", outcome.refused);
     }

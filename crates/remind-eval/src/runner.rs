@@ -19,8 +19,8 @@ use crate::arm::{ArmKind, ArmSettings, ArmState, Judgement, PreparedStep};
 use crate::blocking_http_llm::BlockingHttpLlm;
 use crate::config::EvalConfig;
 use crate::everyday::{
-    AskEndpoint, EverydayArm, EverydayRun, EverydaySettings, ProbeOutcome, parse_scenarios,
-    render_report, replay_arm,
+    AskEndpoint, EverydayArm, EverydayRun, EverydaySettings, ProbeOutcome, headline,
+    parse_scenarios, render_report, replay_arm,
 };
 use crate::metrics::{ArmMetrics, arm_metrics};
 use crate::progress::progress_line;
@@ -323,8 +323,8 @@ fn run_everyday(config: &EvalConfig) -> Result<RunReport, EvalError> {
     };
     let table_path = config.out.join("everyday.md");
     write_file(&table_path, &render_report(&run, &outcomes))?;
-    if let Some(last) = outcomes.last() {
-        eprintln!("{}", last.summary_line());
+    if let Some(headline) = headline(&outcomes) {
+        eprintln!("{}", headline.summary_line());
     }
     Ok(RunReport {
         metrics: Vec::new(),

@@ -8,6 +8,7 @@ use remind_app::in_process_embeddings::NoEmbeddings;
 use remind_app::session::{Ports, Session};
 use remind_app::settings::Settings;
 use remind_core::prompt::{PromptMode, PromptTemplate, ReplyForm};
+use remind_core::record::Reach;
 use remind_core::reply::parse_reply;
 use remind_core::write_gate::Durability;
 use remind_eval::arm::{ArmKind, ArmSettings, ArmState, DemoSelection, LessonRetrieval};
@@ -75,6 +76,7 @@ fn a_mem_prompt_step_replays_through_the_page_to_the_same_bytes() {
         Correction {
             clarification: feedback,
             durability: Durability::Lasting,
+            reach: Reach::SimilarQuestions,
         },
     ))
     .unwrap();

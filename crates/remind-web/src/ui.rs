@@ -4,14 +4,17 @@
 //! use-cases.
 
 pub mod app;
+mod applied_lesson;
 mod ask_form;
 mod confirm_answer;
 mod correction_form;
+mod correction_scope;
 mod embedder_status;
 mod import_preview;
 mod json_download;
 mod learning_chart;
 mod memory_browser;
+mod memory_exceptions;
 mod memory_history;
 mod memory_item;
 mod memory_notice;

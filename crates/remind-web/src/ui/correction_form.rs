@@ -4,13 +4,15 @@ use leptos::ev::SubmitEvent;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::ui::correction_scope::{Scope, ScopeChoice};
 use crate::ui::page_context::{TurnState, use_page};
+use crate::ui::record_labels::reach_label;
 use crate::ui::rule_proposal::RuleProposalView;
-use remind_app::correct::{CorrectError, Correction, CorrectionOutcome};
+use remind_app::correct::{CorrectError, CorrectionOutcome};
 use remind_app::revise::ReviseError;
 use remind_core::memory::MemoryError;
+use remind_core::record::Reach;
 use remind_core::reflection::RuleProposal;
-use remind_core::write_gate::Durability;
 
 /// The state of the last save, mirrored in `data-state` for tests and styling.
 #[derive(Clone, Debug, PartialEq)]
@@ -56,18 +58,20 @@ pub fn CorrectionForm() -> impl IntoView {
     let page = use_page();
     let open = RwSignal::new(false);
     let text = RwSignal::new(String::new());
-    let once = RwSignal::new(false);
+    let scope = RwSignal::new(Scope::Remember(Reach::SimilarQuestions));
     let save = RwSignal::new(SaveState::Idle);
     let proposal = RwSignal::new(None::<RuleProposal>);
     let answered = move || matches!(page.turn.get(), TurnState::Answered(_));
 
     // A new question closes the form and clears its last status: a "Saved" or a
-    // refusal belongs to the turn it was about.
+    // refusal belongs to the turn it was about. Where the next correction applies is
+    // chosen afresh, so an "every question" choice never carries over unseen.
     Effect::new(move |_| {
         if !answered() {
             open.set(false);
             proposal.set(None);
             save.set(SaveState::Idle);
+            scope.set(Scope::Remember(Reach::SimilarQuestions));
         }
     });
 
@@ -80,24 +84,14 @@ pub fn CorrectionForm() -> impl IntoView {
         let Some(turn) = page.answered_turn() else {
             return;
         };
-        let correction = Correction {
-            clarification: text.get_untracked(),
-            durability: if once.get_untracked() {
-                Durability::JustThisOnce
-            } else {
-                Durability::Lasting
-            },
-        };
+        let chosen = scope.get_untracked();
+        let correction = chosen.correction(text.get_untracked());
         save.set(SaveState::Pending);
         let session = page.session();
         spawn_local(async move {
             match session.correct(&turn, correction).await {
                 Ok(CorrectionOutcome::Saved(written)) => {
-                    let note = if written.replaced.is_some() {
-                        "Saved. It replaces the earlier lesson for this kind of question."
-                    } else {
-                        "Saved. It will be applied to similar questions."
-                    };
+                    let note = chosen.saved_note(written.replaced.is_some());
                     save.set(SaveState::Saved(note.into()));
                     text.set(String::new());
                 }
@@ -164,15 +158,15 @@ pub fn CorrectionForm() -> impl IntoView {
                         prop:value=text
                         on:input=move |ev| text.set(event_target_value(&ev))
                     ></textarea>
-                    <label class="once">
-                        <input
-                            id="clarification-once"
-                            type="checkbox"
-                            prop:checked=once
-                            on:change=move |ev| once.set(event_target_checked(&ev))
-                        />
-                        "Just this once (apply now, do not remember)"
-                    </label>
+                    <fieldset class="scope">
+                        <legend>"Apply it to"</legend>
+                        <ScopeChoice id="clarification-reach-similar" value=Scope::Remember(Reach::SimilarQuestions) scope
+                            label=reach_label(Reach::SimilarQuestions)/>
+                        <ScopeChoice id="clarification-reach-every" value=Scope::Remember(Reach::EveryQuestion) scope
+                            label=reach_label(Reach::EveryQuestion)/>
+                        <ScopeChoice id="clarification-once" value=Scope::JustThisOnce scope
+                            label="just this once (apply now, do not remember)"/>
+                    </fieldset>
                     <div class="correction-actions">
                         <button id="clarification-save" type="submit" prop:disabled=saving>"Save"</button>
                         <button id="propose-rule" type="button" class="secondary" prop:disabled=saving on:click=on_propose>

@@ -4,9 +4,10 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::ui::memory_exceptions::MemoryExceptions;
 use crate::ui::memory_history::MemoryHistory;
 use crate::ui::page_context::use_page;
-use crate::ui::record_labels::{change_label, kind_label, source_label, state_label};
+use crate::ui::record_labels::{change_label, kind_label, scope_label, source_label, state_label};
 use remind_core::record::MemoryRecord;
 use remind_core::withdrawal::UndoOutcome;
 
@@ -144,8 +145,10 @@ pub fn MemoryItem(record: MemoryRecord) -> impl IntoView {
             <p class="memory-question">{record.question.clone()}</p>
             <p class="memory-clarification">{record.clarification().unwrap_or_default().to_string()}</p>
             {verified_label(&record).map(|text| view! { <p class="memory-verified">{text}</p> })}
+            <MemoryExceptions record=record.clone() busy/>
             <p class="memory-meta">
-                {kind_label(&record)} " · " {state_label(record.state)} " · scope: always · "
+                {kind_label(&record)} " · " {state_label(record.state)} " · "
+                <span class="memory-scope">{scope_label(&record)}</span> " · "
                 {source_label(record.source)} " · " {change_label(&record)} " · "
                 <span class="memory-stats">{move || live.with(|(stats, _)| stats.clone())}</span>
                 <Show when=flagged>

@@ -1,24 +1,23 @@
 //! "Show prompt": exactly what was sent for this turn, and the parts it was made of —
 //! the base examples, the verified examples with their similarity, and the attached
-//! clarification with its match score.
+//! clarifications with why each was attached.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::ui::page_context::use_page;
-use crate::ui::record_labels::decision_label;
+use crate::ui::record_labels::applied_because_label;
 use remind_app::ask::Turn;
 use remind_core::prompt_breakdown::{AttachedClarification, ClarificationOrigin};
+use remind_core::turn::STANDING_PREFERENCES_PER_TURN;
 use remind_core::verified_examples::ChosenExample;
 
 fn clarification_line(attached: &AttachedClarification) -> String {
     match &attached.origin {
-        ClarificationOrigin::Stored {
-            score, decision, ..
-        } => format!(
-            "“{}” — from memory, {score} ({})",
+        ClarificationOrigin::Stored { because, .. } => format!(
+            "“{}” — from memory, {}",
             attached.text,
-            decision_label(*decision)
+            applied_because_label(*because)
         ),
         ClarificationOrigin::OneTime => format!("“{}” — this turn only", attached.text),
     }
@@ -39,10 +38,19 @@ pub fn PromptPanel(turn: Turn) -> impl IntoView {
         breakdown.base_examples.len(),
         breakdown.base_examples_dropped,
     );
-    let clarification = breakdown
-        .clarification
-        .as_ref()
-        .map_or_else(|| "none".to_string(), clarification_line);
+    let clarifications = breakdown
+        .clarifications
+        .iter()
+        .map(|attached| view! { <li>{clarification_line(attached)}</li> })
+        .collect_view();
+    let standing_left_out = (breakdown.standing_left_out > 0).then(|| {
+        let text = format!(
+            "{} more “every question” lessons were left out: at most {STANDING_PREFERENCES_PER_TURN} go with a turn, the most recently changed.",
+            breakdown.standing_left_out
+        );
+        view! { <p id="prompt-standing-left-out">{text}</p> }
+    });
+    let none_attached = breakdown.clarifications.is_empty().then_some(" none");
     let examples = breakdown
         .verified_examples
         .into_iter()
@@ -52,7 +60,9 @@ pub fn PromptPanel(turn: Turn) -> impl IntoView {
         <details class="prompt-panel" id="prompt-panel">
             <summary>"Show prompt"</summary>
             <p>{base}</p>
-            <p>"Attached clarification: " <span id="prompt-clarification">{clarification}</span></p>
+            <p>"Attached clarifications:" {none_attached}</p>
+            <ul id="prompt-clarifications">{clarifications}</ul>
+            {standing_left_out}
             <p>"Verified examples used:"</p>
             <ul id="prompt-examples">{examples}</ul>
             <pre id="prompt-sent">{sent}</pre>

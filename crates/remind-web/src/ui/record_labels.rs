@@ -2,8 +2,11 @@
 //! lesson was or was not matched, in one place so every view names them the same way.
 
 use remind_core::memory_query::{KindFilter, StateFilter};
-use remind_core::record::{ChangeReason, MemoryRecord, RecordKind, RecordState, Source, Timestamp};
+use remind_core::record::{
+    ChangeReason, MemoryRecord, Reach, RecordKind, RecordState, Source, Timestamp,
+};
 use remind_core::retrieval::Decision;
+use remind_core::turn::AppliedBecause;
 
 /// Why retrieval attached a lesson to a question, or did not.
 pub fn decision_label(decision: Decision) -> String {
@@ -45,6 +48,32 @@ pub fn kind_label(record: &MemoryRecord) -> &'static str {
     }
 }
 
+/// Which questions a clarification goes with, as the correction form offers it.
+pub fn reach_label(reach: Reach) -> &'static str {
+    match reach {
+        Reach::SimilarQuestions => "questions like this one",
+        Reach::EveryQuestion => "every question",
+    }
+}
+
+/// Which questions a stored record goes with, for the memory browser.
+pub fn scope_label(record: &MemoryRecord) -> String {
+    match record.kind.reach() {
+        Some(reach) => format!("applies to {}", reach_label(reach)),
+        None => "shown as an example for similar questions".into(),
+    }
+}
+
+/// Why a stored lesson went with this turn, in words.
+pub fn applied_because_label(because: AppliedBecause) -> String {
+    match because {
+        AppliedBecause::Similar { score, decision } => {
+            format!("{score}; {}", decision_label(decision))
+        }
+        AppliedBecause::EveryQuestion => "you asked for it on every question".into(),
+    }
+}
+
 pub fn kind_filter_label(filter: KindFilter) -> &'static str {
     match filter {
         KindFilter::Any => "all kinds",
@@ -82,6 +111,7 @@ pub fn reason_label(reason: ChangeReason) -> &'static str {
         ChangeReason::Corrected => "corrected",
         ChangeReason::CorrectedAfterApplied => "corrected after it was applied and still misread",
         ChangeReason::Edited => "edited",
+        ChangeReason::ExceptionsChanged => "changed where it applies",
         ChangeReason::Withdrawn => "withdrawn",
         ChangeReason::Undone => "undone",
     }

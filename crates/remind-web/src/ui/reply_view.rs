@@ -1,12 +1,13 @@
-//! The reply, split into the model's understanding and its answer, with the stored
-//! lesson that was applied and any error in words the user can act on.
+//! The reply, split into the model's understanding and its answer, with every stored
+//! lesson that was applied and why, and any error in words the user can act on.
 
 use leptos::prelude::*;
 
+use crate::ui::applied_lesson::AppliedLesson;
 use crate::ui::confirm_answer::ConfirmAnswer;
 use crate::ui::page_context::{TurnState, use_page};
 use crate::ui::prompt_panel::PromptPanel;
-use remind_app::ask::{AppliedMemory, Turn};
+use remind_app::ask::Turn;
 
 #[component]
 pub fn ReplyView() -> impl IntoView {
@@ -32,11 +33,20 @@ fn Reply(turn: Turn) -> impl IntoView {
         .unwrap_or_else(|| unknown.clone());
     let answer = turn.reply.answer.clone().unwrap_or(unknown);
     let problems: Vec<&'static str> = turn.reply.problems.iter().map(|p| p.describe()).collect();
-    let applied = turn
-        .prepared
-        .applied
-        .clone()
-        .map(|applied| view! { <Applied applied/> });
+    let applied = (!turn.prepared.applied.is_empty()).then(|| {
+        let lessons = turn.prepared.applied.clone();
+        view! {
+            <aside id="applied-memory" class="applied">
+                <strong>"Applied memory:"</strong>
+                <ul>
+                    {lessons
+                        .into_iter()
+                        .map(|applied| view! { <AppliedLesson applied question=turn.prepared.question.clone()/> })
+                        .collect_view()}
+                </ul>
+            </aside>
+        }
+    });
     let confirmable = turn.reply.understanding.is_some() && turn.reply.answer.is_some();
     let confirm = confirmable.then(|| view! { <ConfirmAnswer turn=turn.clone()/> });
     view! {
@@ -52,18 +62,5 @@ fn Reply(turn: Turn) -> impl IntoView {
         </ul>
         {confirm}
         <PromptPanel turn/>
-    }
-}
-
-#[component]
-fn Applied(applied: AppliedMemory) -> impl IntoView {
-    let score = applied.score.to_string();
-    let score_attribute = applied.score.value().to_string();
-    view! {
-        <aside id="applied-memory" class="applied" data-score=score_attribute>
-            <strong>"Applied memory: "</strong>
-            <span class="applied-clarification">{applied.record.clarification().unwrap_or_default().to_string()}</span>
-            <span class="applied-source">" (taught on: “" {applied.record.question} "”; " {score} ")"</span>
-        </aside>
     }
 }

@@ -1,0 +1,103 @@
+// E2E: where a lesson applies, chosen by the user — a standing preference ("every question") rides with every turn beside the retrieved lessons, each shown with why; "not relevant here" keeps a lesson off one kind of question, survives a reload, and is taken back in the memory browser.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  ask, correct, fakeLlmAndSite, fakeRequests, freshApp, openApp, waitForText,
+} from './helpers.mjs';
+
+const env = fakeLlmAndSite();
+const SAM = 'Call me Sam in every answer.';
+
+async function openMemory(page) {
+  await page.evaluate(() => { document.querySelector('#memory-browser').open = true; });
+}
+
+/** The applied lessons under the reply: why each went with the turn, and its text. */
+async function appliedLessons(page) {
+  return page.locator('#applied-memory .applied-lesson').evaluateAll((items) => items.map((li) => ({
+    because: li.getAttribute('data-because'),
+    text: li.querySelector('.applied-clarification').textContent.trim(),
+  })));
+}
+
+/** Teaches "Call me Sam" for every question, then a synonym lesson for "like" questions. */
+async function teachSamAndSynonym(page) {
+  await ask(page, 'What should you call me?');
+  await page.click('#not-what-i-meant');
+  await page.fill('#clarification-input', SAM);
+  await page.check('#clarification-reach-every');
+  await page.click('#clarification-save');
+  await waitForText(page, '#clarification-status', 'every question');
+  await ask(page, 'What is like < fast > ?');
+  await correct(page, 'I want a synonym');
+}
+
+/** The query of the last request the fake LLM received (completion mode). */
+async function lastPrompt() {
+  const requests = await fakeRequests(env.fake);
+  return requests.at(-1)?.prompt ?? '';
+}
+
+test('a standing preference goes with every question, beside the retrieved lesson, and can be kept off one kind', { timeout: 180_000 }, async () => {
+  const { context, page } = await freshApp(env, 'reach');
+  try {
+    await teachSamAndSynonym(page);
+
+    // Both go with a new question of the lesson's kind: the preference first, each
+    // saying why it was attached.
+    const state = await ask(page, 'What is like < slow > ?');
+    assert.match(state.understanding, /synonym/, JSON.stringify(state));
+    const lessons = await appliedLessons(page);
+    assert.deepEqual(lessons.map((l) => l.because), ['every-question', 'similar'], JSON.stringify(lessons));
+    assert.equal(lessons[0].text, SAM);
+    assert.match(await page.locator('#applied-memory').textContent(), /every question/);
+    assert.ok((await lastPrompt()).includes(`| clarification: ${SAM} | clarification: I want a synonym`));
+
+    // On another kind of question only the preference goes.
+    await ask(page, 'Write a haiku about Paris.');
+    assert.deepEqual((await appliedLessons(page)).map((l) => l.text), [SAM]);
+    await page.click('#applied-memory .applied-not-relevant');
+    await page.locator('.applied-mark-status[data-state="saved"]').waitFor();
+
+    // The mark is stored: after a reload, the same kind of question gets no lesson,
+    // and every other question still gets the preference.
+    await openApp(page, env.site.url);
+    await ask(page, 'Write a haiku about Rome.');
+    assert.equal(await page.locator('#applied-memory').count(), 0, 'the preference is kept off this kind of question');
+    assert.ok(!(await lastPrompt()).includes(SAM), 'nor is it in the prompt');
+    await ask(page, 'What is like < big > ?');
+    assert.deepEqual((await appliedLessons(page)).map((l) => l.because), ['every-question', 'similar']);
+
+    // The memory browser shows where it applies and takes the mark back.
+    await openMemory(page);
+    const item = page.locator('#memory-list .memory-item', { hasText: SAM });
+    assert.match(await item.locator('.memory-scope').textContent(), /applies to every question/);
+    assert.match(await item.locator('.memory-not-for').textContent(), /Write a haiku about Paris\./);
+    await item.locator('.memory-relevant-again').click();
+    await waitForText(page, '#memory-notice', 'applies to questions like that one again');
+    await ask(page, 'Write a haiku about Rome.');
+    assert.deepEqual((await appliedLessons(page)).map((l) => l.text), [SAM]);
+  } finally {
+    await context.close().catch(() => {});
+  }
+});
+
+test('a one-time clarification takes the retrieved lesson\'s place but keeps the standing preference', { timeout: 120_000 }, async () => {
+  const { context, page } = await freshApp(env, 'reach-once');
+  try {
+    await teachSamAndSynonym(page);
+
+    await ask(page, 'What is like < happy > ?');
+    await page.click('#not-what-i-meant');
+    await page.fill('#clarification-input', 'this time I want an antonym');
+    await page.check('#clarification-once');
+    await page.click('#clarification-save');
+    await waitForText(page, '#answer-understanding', 'antonym');
+    assert.ok((await lastPrompt()).includes(`| clarification: ${SAM} | clarification: this time I want an antonym`));
+    assert.deepEqual((await appliedLessons(page)).map((l) => l.because), ['every-question']);
+    await openMemory(page);
+    assert.equal(await page.locator('#memory-list .memory-item').count(), 2, 'the one-time clarification is not stored');
+  } finally {
+    await context.close().catch(() => {});
+  }
+});
