@@ -19,6 +19,7 @@ pub mod prompt_breakdown;
 pub mod record;
 pub mod reflection;
 pub mod reply;
+pub mod request_pattern;
 pub mod retrieval;
 pub mod stored_record;
 pub mod stored_rows;

@@ -1,0 +1,372 @@
+//! The scope "questions like this one", as the user sees and steers it: the request a
+//! lesson was taught on, with its specifics as slots (`how far is ___ from ___`).
+//!
+//! MemoryKey masks specifics by rule (names, numbers, codes, quoted text); rules miss
+//! some ("Define entropy", "Translate 'good morning'"). The page proposes the key's slots
+//! and lets the user turn any word into a slot, or back, with one click: MemPrompt's
+//! `< >` placed for the user instead of typed by them. A question fits a pattern when its
+//! words are the pattern's fixed words, in order, with one or more words in each slot.
+
+use std::fmt;
+
+use thiserror::Error;
+
+use crate::memory_key::{MASK, MemoryKey};
+
+/// How a slot is written in the pattern's text form (stored, exported, shown).
+pub const SLOT: &str = "___";
+
+/// A pattern longer than this is not a request a person would scope by hand.
+pub const MAX_PATTERN_PARTS: usize = 64;
+
+/// One part of a pattern: a word the question must contain at that place, or a slot
+/// that one or more of its words fill.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum PatternPart {
+    Word(String),
+    Slot,
+}
+
+/// A request with slots. Always holds at least one fixed word (a pattern of slots alone
+/// would fit every question, which is the other scope, "every question"), never two
+/// slots in a row, and its words lower-cased as [`question_words`] reads questions.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RequestPattern {
+    parts: Vec<PatternPart>,
+}
+
+/// One word of the question a lesson was taught on, as the scope editor shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScopeWord {
+    pub text: String,
+    pub slot: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum PatternError {
+    #[error("a scope needs at least one fixed word; to apply a lesson everywhere, choose \"every question\"")]
+    NoFixedWord,
+    #[error("a scope is limited to {MAX_PATTERN_PARTS} words and slots (this one has {0})")]
+    TooLong(usize),
+    #[error("\"{0}\" cannot be part of a scope: a word holds letters, digits, apostrophes and hyphens only")]
+    NotAWord(String),
+}
+
+impl RequestPattern {
+    /// The words of `question` with the slots Remind proposes: the specifics its
+    /// request-kind key masks (a `< word >`, names, numbers, codes, quoted text).
+    pub fn proposed_for(question: &str) -> Vec<ScopeWord> {
+        let words = question_words(question);
+        let slots = RequestPattern::of_key(&MemoryKey::of_question(question))
+            .and_then(|key| key.slots_filled_by(&words))
+            .unwrap_or_else(|| vec![false; words.len()]);
+        words
+            .into_iter()
+            .zip(slots)
+            .map(|(text, slot)| ScopeWord { text, slot })
+            .collect()
+    }
+
+    /// The pattern Remind proposes for `question`, before the user changed anything.
+    pub fn proposal(question: &str) -> Result<Self, PatternError> {
+        Self::from_words(&Self::proposed_for(question))
+    }
+
+    /// The pattern the user chose: each slot word becomes a slot, runs of slots one slot.
+    pub fn from_words(words: &[ScopeWord]) -> Result<Self, PatternError> {
+        let mut parts = Vec::with_capacity(words.len());
+        for word in words {
+            if word.slot {
+                if parts.last() != Some(&PatternPart::Slot) {
+                    parts.push(PatternPart::Slot);
+                }
+            } else {
+                parts.push(PatternPart::Word(checked_word(&word.text)?));
+            }
+        }
+        Self::new(parts)
+    }
+
+    /// Reads the text form ([`fmt::Display`]): words and [`SLOT`]s separated by spaces.
+    /// Outside input (stored rows, import files): never panics.
+    pub fn parse(text: &str) -> Result<Self, PatternError> {
+        let mut parts = Vec::new();
+        for token in text.split_whitespace() {
+            if token == SLOT {
+                if parts.last() != Some(&PatternPart::Slot) {
+                    parts.push(PatternPart::Slot);
+                }
+            } else {
+                parts.push(PatternPart::Word(checked_word(token)?));
+            }
+        }
+        Self::new(parts)
+    }
+
+    fn new(parts: Vec<PatternPart>) -> Result<Self, PatternError> {
+        if parts.len() > MAX_PATTERN_PARTS {
+            return Err(PatternError::TooLong(parts.len()));
+        }
+        if !parts.iter().any(|p| matches!(p, PatternPart::Word(_))) {
+            return Err(PatternError::NoFixedWord);
+        }
+        Ok(RequestPattern { parts })
+    }
+
+    /// The key's own pattern: its masks as slots. `None` for a key without a fixed word.
+    fn of_key(key: &MemoryKey) -> Option<Self> {
+        let mut parts = Vec::new();
+        for (i, piece) in key.as_str().split(MASK).enumerate() {
+            if i > 0 && parts.last() != Some(&PatternPart::Slot) {
+                parts.push(PatternPart::Slot);
+            }
+            parts.extend(question_words(piece).into_iter().map(PatternPart::Word));
+        }
+        Self::new(parts).ok()
+    }
+
+    pub fn parts(&self) -> &[PatternPart] {
+        &self.parts
+    }
+
+    /// Whether `question` asks this request: its words are the fixed words in order,
+    /// with one or more words in each slot.
+    pub fn fits(&self, question: &str) -> bool {
+        self.slots_filled_by(&question_words(question)).is_some()
+    }
+
+    /// For each word, whether a slot took it; `None` when the words do not fit.
+    fn slots_filled_by(&self, words: &[String]) -> Option<Vec<bool>> {
+        let (p, w) = (self.parts.len(), words.len());
+        // fits[i][j]: parts[i..] fit words[j..]. Filled from the end.
+        let mut fits = vec![vec![false; w + 1]; p + 1];
+        fits[p][w] = true;
+        for i in (0..p).rev() {
+            for j in (0..=w).rev() {
+                fits[i][j] = match &self.parts[i] {
+                    PatternPart::Word(fixed) => j < w && words[j] == *fixed && fits[i + 1][j + 1],
+                    // One word here, then either the slot goes on or the next part starts.
+                    PatternPart::Slot => j < w && (fits[i + 1][j + 1] || fits[i][j + 1]),
+                };
+            }
+        }
+        if !fits[0][0] {
+            return None;
+        }
+        let mut slots = Vec::with_capacity(w);
+        let (mut i, mut j) = (0, 0);
+        while j < w {
+            match &self.parts[i] {
+                PatternPart::Word(_) => {
+                    slots.push(false);
+                    i += 1;
+                }
+                PatternPart::Slot => {
+                    slots.push(true);
+                    // Close the slot as early as the rest allows.
+                    if !fits[i + 1][j + 1] {
+                        j += 1;
+                        continue;
+                    }
+                    i += 1;
+                }
+            }
+            j += 1;
+        }
+        Some(slots)
+    }
+}
+
+impl fmt::Display for RequestPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, part) in self.parts.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            match part {
+                PatternPart::Word(word) => f.write_str(word)?,
+                PatternPart::Slot => f.write_str(SLOT)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The words of a question as patterns compare them: lower-cased, punctuation and
+/// `< >` markers dropped, apostrophes and hyphens inside a word kept ("what's",
+/// "S-47"); curly apostrophes read as straight ones.
+pub fn question_words(question: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    for c in question.chars().flat_map(char::to_lowercase) {
+        let c = if c == '\u{2019}' { '\'' } else { c };
+        if c.is_alphanumeric() || (is_joiner(c) && !current.is_empty()) {
+            current.push(c);
+        } else {
+            push_word(&mut words, &mut current);
+        }
+    }
+    push_word(&mut words, &mut current);
+    words
+}
+
+fn is_joiner(c: char) -> bool {
+    c == '\'' || c == '-'
+}
+
+fn push_word(words: &mut Vec<String>, current: &mut String) {
+    let word = current.trim_end_matches(is_joiner);
+    if !word.is_empty() {
+        words.push(word.to_string());
+    }
+    current.clear();
+}
+
+/// A word as the user or a file gave it, in the form [`question_words`] produces.
+fn checked_word(text: &str) -> Result<String, PatternError> {
+    match question_words(text).as_slice() {
+        [word] if *word == text.to_lowercase().replace('\u{2019}', "'") => Ok(word.clone()),
+        _ => Err(PatternError::NotAWord(text.chars().take(40).collect())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn proposed(question: &str) -> String {
+        RequestPattern::proposal(question).unwrap().to_string()
+    }
+
+    fn chosen(question: &str, slots: &[&str]) -> RequestPattern {
+        let words: Vec<ScopeWord> = RequestPattern::proposed_for(question)
+            .into_iter()
+            .map(|w| ScopeWord {
+                slot: w.slot || slots.contains(&w.text.as_str()),
+                text: w.text,
+            })
+            .collect();
+        RequestPattern::from_words(&words).unwrap()
+    }
+
+    #[test]
+    fn the_proposal_makes_the_keys_specifics_slots() {
+        assert_eq!(
+            proposed("How far is Lyon from Paris?"),
+            "how far is ___ from ___"
+        );
+        assert_eq!(proposed("What is like < fast > ?"), "what is like ___");
+        assert_eq!(
+            proposed("Convert 30 miles to kilometres."),
+            "convert ___ miles to kilometres"
+        );
+        assert_eq!(
+            proposed("How far is New York from Los Angeles?"),
+            "how far is ___ from ___"
+        );
+    }
+
+    #[test]
+    fn a_proposed_pattern_fits_the_same_request_about_other_specifics_and_nothing_else() {
+        let scope = RequestPattern::proposal("How far is Lyon from Paris?").unwrap();
+        assert!(scope.fits("How far is Berlin from Munich?"));
+        assert!(scope.fits("how far is new york from los angeles"));
+        assert!(!scope.fits("How old is Lyon?"));
+        assert!(!scope.fits("How far is it?"));
+        assert!(!scope.fits("Tell me how far is Lyon from Paris?"));
+    }
+
+    #[test]
+    fn a_word_the_user_turns_into_a_slot_lets_other_words_in_its_place() {
+        let define = chosen("Define entropy", &["entropy"]);
+        assert_eq!(define.to_string(), "define ___");
+        assert!(define.fits("Define inflation."));
+        assert!(!define.fits("Define"));
+        let translate = chosen("Translate 'good morning' into French", &["good", "morning"]);
+        assert_eq!(translate.to_string(), "translate ___ into ___");
+        assert!(translate.fits("Translate 'thank you' into French"));
+        assert!(translate.fits("Translate 'thank you' into Spanish"));
+    }
+
+    #[test]
+    fn a_slot_the_user_turns_back_into_a_word_must_match_again() {
+        let words: Vec<ScopeWord> = RequestPattern::proposed_for("How far is Lyon from Paris?")
+            .into_iter()
+            .map(|w| ScopeWord {
+                slot: w.slot && w.text != "paris",
+                text: w.text,
+            })
+            .collect();
+        let to_paris = RequestPattern::from_words(&words).unwrap();
+        assert_eq!(to_paris.to_string(), "how far is ___ from paris");
+        assert!(to_paris.fits("How far is Berlin from Paris?"));
+        assert!(!to_paris.fits("How far is Berlin from Munich?"));
+    }
+
+    #[test]
+    fn a_pattern_of_slots_alone_is_refused() {
+        let words = vec![ScopeWord {
+            text: "hello".into(),
+            slot: true,
+        }];
+        assert_eq!(
+            RequestPattern::from_words(&words),
+            Err(PatternError::NoFixedWord)
+        );
+        assert_eq!(
+            RequestPattern::parse("___ ___"),
+            Err(PatternError::NoFixedWord)
+        );
+        assert_eq!(RequestPattern::parse(""), Err(PatternError::NoFixedWord));
+    }
+
+    #[test]
+    fn the_text_form_reads_back_and_refuses_what_is_not_a_word() {
+        let scope = RequestPattern::parse("how far is ___ from ___").unwrap();
+        assert_eq!(scope.to_string(), "how far is ___ from ___");
+        assert_eq!(
+            RequestPattern::parse("how far is ___ ___ from ___").unwrap(),
+            scope
+        );
+        assert!(matches!(
+            RequestPattern::parse("how far is <script>"),
+            Err(PatternError::NotAWord(_))
+        ));
+        assert!(matches!(
+            RequestPattern::parse("How far"),
+            Ok(p) if p.to_string() == "how far"
+        ));
+        let long = vec!["word"; MAX_PATTERN_PARTS + 1].join(" ");
+        assert_eq!(
+            RequestPattern::parse(&long),
+            Err(PatternError::TooLong(MAX_PATTERN_PARTS + 1))
+        );
+    }
+
+    #[test]
+    fn question_words_ignore_case_punctuation_and_markers_and_keep_inner_apostrophes() {
+        assert_eq!(
+            question_words("What’s the plural of < cactus > ?"),
+            ["what's", "the", "plural", "of", "cactus"]
+        );
+        assert_eq!(question_words("Where is S-47?"), ["where", "is", "s-47"]);
+        assert_eq!(question_words("'quoted' -- text"), ["quoted", "text"]);
+    }
+
+    proptest! {
+        #[test]
+        fn parsing_any_text_never_panics_and_what_parses_prints_back_the_same(text in "\\PC{0,80}") {
+            if let Ok(pattern) = RequestPattern::parse(&text) {
+                prop_assert_eq!(RequestPattern::parse(&pattern.to_string()), Ok(pattern));
+            }
+        }
+
+        #[test]
+        fn every_question_fits_its_own_proposal(question in "[A-Za-z0-9 ,.?'<>\"-]{1,60}") {
+            if let Ok(pattern) = RequestPattern::proposal(&question) {
+                prop_assert!(pattern.fits(&question), "{} does not fit {}", question, pattern);
+            }
+        }
+    }
+}
