@@ -65,6 +65,25 @@ export async function firstPage(context) {
   return context.pages()[0] ?? (await context.newPage());
 }
 
+/**
+ * Opens another page of the same profile in a window of its own, as a person puts two
+ * windows side by side. A second tab in the first window would be a hidden tab, whose
+ * animation frames Chromium pauses: every click there would wait seconds for the
+ * element to be judged stable.
+ */
+export async function secondWindow(context) {
+  const cdp = await context.newCDPSession(await firstPage(context));
+  try {
+    const [page] = await Promise.all([
+      context.waitForEvent('page'),
+      cdp.send('Target.createTarget', { url: 'about:blank', newWindow: true }),
+    ]);
+    return page;
+  } finally {
+    await cdp.detach().catch(() => {});
+  }
+}
+
 /** Serves dist/ on a free port. */
 export function serveDist(opts = {}) {
   return startStaticServer({ dir: DIST, ...opts });

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  ask, fakeLlmAndSite, firstPage, freshProfileDir, launch, openApp, saveSettings, waitForMemoryCount, waitForText,
+  ask, fakeLlmAndSite, firstPage, freshProfileDir, launch, openApp, saveSettings, waitForMemoryCount, waitForText, secondWindow,
 } from './helpers.mjs';
 
 const env = fakeLlmAndSite();
@@ -52,7 +52,7 @@ async function twoTabs(label) {
   const a = await firstPage(context);
   await openApp(a, env.site.url);
   await saveSettings(a, { baseUrl: env.fake.baseUrl });
-  const b = await context.newPage();
+  const b = await secondWindow(context);
   await openApp(b, env.site.url);
   return { context, a, b };
 }
@@ -143,8 +143,8 @@ test('an edit in one tab racing an undo in the other never leaves two current le
       // may find its button gone: that tab lost the race, which is allowed.
       const lostRace = () => 'the item changed first';
       await Promise.all([
-        itemA.locator('.memory-edit-save').click({ timeout: 3000 }).catch(lostRace),
-        itemB.locator('.undo-restore').click({ timeout: 3000 }).catch(lostRace),
+        itemA.locator('.memory-edit-save').click({ timeout: 1000 }).catch(lostRace),
+        itemB.locator('.undo-restore').click({ timeout: 1000 }).catch(lostRace),
       ]);
       // Both changes take milliseconds; the invariant must hold at every read.
       for (let look = 0; look < 5; look++) {
@@ -282,7 +282,7 @@ test('an upgrade blocked by another tab says which tab to close instead of hangi
       open.onsuccess = () => { window.__held = open.result; resolve(); };
       open.onerror = () => reject(open.error);
     }));
-    const page = await context.newPage();
+    const page = await secondWindow(context);
     await openApp(page, env.site.url);
     await waitForText(page, '#memory-error', 'close or reload the other Remind tabs', 20_000);
     await saveSettings(page, { baseUrl: env.fake.baseUrl });

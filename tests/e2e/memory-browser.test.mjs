@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  ask, correct, fakeLlmAndSite, firstPage, freshApp, freshProfileDir, launch, openApp, saveSettings, waitForMemoryCount, waitForText,
+  ask, correct, fakeLlmAndSite, firstPage, freshApp, freshProfileDir, launch, openApp, saveSettings, waitForMemoryCount, waitForText, secondWindow,
 } from './helpers.mjs';
 
 const env = fakeLlmAndSite();
@@ -27,7 +27,7 @@ test('a correction saved in one tab appears in the other, whose editor on the ol
     const a = await firstPage(context);
     await openApp(a, env.site.url);
     await saveSettings(a, { baseUrl: env.fake.baseUrl });
-    const b = await context.newPage();
+    const b = await secondWindow(context);
     await openApp(b, env.site.url);
     await openMemory(a);
     await openMemory(b);
@@ -69,7 +69,7 @@ test('an edit against an old view is refused and shows the current lesson; nothi
 
     // A second tab that does not hear broadcasts (its channel is closed), as a tab
     // frozen in the background would be.
-    const b = await context.newPage();
+    const b = await secondWindow(context);
     await b.addInitScript(() => { window.BroadcastChannel = undefined; });
     await openApp(b, env.site.url);
     await openMemory(b);
