@@ -8,6 +8,7 @@ use crate::ports::{EmbedError, EmbedderStatus, EmbeddingService, MemoryStore};
 use crate::revise::{Revision, StoreChange, revise};
 use remind_core::memory::FeedbackMemory;
 use remind_core::memory_key::MemoryKey;
+use remind_core::record::StoredEmbedding;
 use remind_core::retrieval::embedding_refresh::{embedded_text, keys_to_embed, with_embeddings};
 
 /// Embeds `question` (by its masked key) with the ready model, storing embeddings for
@@ -35,9 +36,19 @@ pub async fn embed_question(
         Ok(vectors) => vectors,
         Err(e) => return (None, Err(e)),
     };
-    let question_vector = vectors.pop();
+    // A vector retrieval cannot compare (not finite, not of unit length) is as good as
+    // none: the question is matched by wording, as when the model fails outright.
+    // (`with_embeddings` likewise stores no such vector for a lesson.)
+    let question_vector = match vectors
+        .pop()
+        .map(|v| StoredEmbedding::check(&v).map(|()| v))
+    {
+        None => Ok(None),
+        Some(Ok(vector)) => Ok(Some(vector)),
+        Some(Err(problem)) => Err(EmbedError::Failed(format!("its vector {problem}"))),
+    };
     if missing.is_empty() {
-        return (None, Ok(question_vector));
+        return (None, question_vector);
     }
     let computed: Vec<(MemoryKey, Vec<f32>)> = missing.into_iter().zip(vectors).collect();
     // Planned against the store's records, so a lesson changed in another tab since
@@ -47,5 +58,5 @@ pub async fn embed_question(
         Ok((put.len(), StoreChange::put(put)))
     })
     .await;
-    (Some(revision), Ok(question_vector))
+    (Some(revision), question_vector)
 }

@@ -74,10 +74,9 @@ fn sample_memory() -> FeedbackMemory {
     // An example lives under its own key, as the memory stores it.
     example.key = example_key("capital of France?");
     example.stats = example.stats.applied().applied().failed_after_applied();
-    example.embedding = Some(StoredEmbedding {
-        model: "minilm".into(),
-        vector: vec![0.1, -0.25, 1.0e-7, 3.5],
-    });
+    // Of unit length, as every stored embedding is; with a value far below the rest.
+    example.embedding =
+        Some(StoredEmbedding::new("minilm", vec![0.1, -0.25, 1.0e-7, 0.963_068]).unwrap());
     memory.upsert(example);
     memory
 }

@@ -20,7 +20,10 @@ use thiserror::Error;
 
 use crate::export::{EXPORT_FORMAT, EXPORT_VERSION};
 use crate::memory::Lesson;
-use crate::record::{MAX_EXCEPTIONS_PER_LESSON, MemoryRecord, RecordId, RecordState, Timestamp};
+use crate::record::{
+    EmbeddingError, MAX_EXCEPTIONS_PER_LESSON, MemoryRecord, RecordId, RecordState,
+    StoredEmbedding, Timestamp,
+};
 use crate::stored_record::{
     StoredActor, StoredChangeReason, StoredKindName, StoredRecord, StoredScope, StoredSource,
     StoredState,
@@ -499,13 +502,7 @@ fn read_record(item: &Value, path: &str, problems: &mut Problems) -> Option<Memo
     fields.optional_object("embedding", |embedding| {
         embedding.string("model");
         if let Some(vector) = embedding.required("vector") {
-            let path = embedding.at("vector");
-            match vector.as_array() {
-                Some(items) if items.iter().all(Value::is_number) => {}
-                _ => embedding
-                    .problems
-                    .push(wrong_type(&path, "an array of numbers", vector)),
-            }
+            check_vector(embedding, vector);
         }
     });
     if problems.list.len() + problems.dropped > before {
@@ -599,6 +596,48 @@ fn check_exceptions(fields: &mut Fields<'_, '_>, kind: Option<StoredKindName>) {
                 fields.problems.push(wrong_type(&path, "a string", item));
             }
         }
+    }
+}
+
+/// An embedding's `vector`: numbers that are finite once narrowed to the `f32` a
+/// record holds (JSON's numbers are wider: `1e39` would become an infinity, which
+/// IndexedDB stores as `null`), and of unit length; as [`StoredEmbedding::check`]
+/// holds every record's. Anything else would be accepted now and read back as a
+/// different record, or compared as NaN. One problem per vector: a hostile one may
+/// hold hundreds of bad values.
+fn check_vector(fields: &mut Fields<'_, '_>, vector: &Value) {
+    let path = fields.at("vector");
+    let Some(numbers) = vector.as_array().and_then(|items| {
+        items
+            .iter()
+            .map(Value::as_f64)
+            .collect::<Option<Vec<f64>>>()
+    }) else {
+        fields
+            .problems
+            .push(wrong_type(&path, "an array of numbers", vector));
+        return;
+    };
+    let checked = numbers
+        .iter()
+        .enumerate()
+        .map(|(index, &value)| {
+            // `as` rounds to the nearest f32, as reading the record does; a value
+            // beyond f32's range becomes an infinity, reported with the file's value.
+            let narrowed = value as f32;
+            if narrowed.is_finite() {
+                Ok(narrowed)
+            } else {
+                Err(EmbeddingError::NotFinite { index, value })
+            }
+        })
+        .collect::<Result<Vec<f32>, EmbeddingError>>()
+        .and_then(|narrowed| StoredEmbedding::check(&narrowed));
+    if let Err(problem) = checked {
+        fields.problems.push(ImportError::Invalid {
+            path,
+            detail: problem.to_string(),
+        });
     }
 }
 
@@ -987,6 +1026,61 @@ mod tests {
         assert!(
             matches!(&found[..], [ImportError::Invalid { path, .. }] if path.ends_with(".question")),
             "{found:?}"
+        );
+    }
+
+    /// The place of record "c" and the one problem of the document once its embedding
+    /// holds `vector`.
+    fn embedding_problem(vector: Value) -> (usize, String) {
+        let mut document = document();
+        let i = position(&document, "c");
+        document["records"][i]["embedding"] = json!({ "model": "m", "vector": vector });
+        let found = problems_of(&document);
+        assert_eq!(found.len(), 1, "{found:?}");
+        (i, found[0].to_string())
+    }
+
+    #[test]
+    fn an_import_whose_embedding_overflows_f32_is_refused_naming_the_field() {
+        for (vector, value) in [
+            (json!([1e39, 0.0]), "1e39"),
+            (json!([0.0, -1e39]), "-1e39"),
+            (json!([0.6, f64::MAX]), "1.7976931348623157e308"),
+        ] {
+            let (i, problem) = embedding_problem(vector);
+            assert!(
+                problem.starts_with(&format!(
+                    "records[{i}].embedding.vector: holds {value} at ["
+                )) && problem.contains("which is not a finite number"),
+                "{problem}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_import_whose_embedding_is_not_of_unit_length_is_refused_naming_the_field() {
+        for vector in [
+            Value::from(vec![3e38; 384]),
+            Value::from(vec![0.0; 384]),
+            json!([]),
+            json!([0.6, 0.9]),
+        ] {
+            let (i, problem) = embedding_problem(vector);
+            assert!(
+                problem.starts_with(&format!(
+                    "records[{i}].embedding.vector: is not of unit length"
+                )),
+                "{problem}"
+            );
+        }
+        let mut document = document();
+        let i = position(&document, "c");
+        document["records"][i]["embedding"] = json!({ "model": "m", "vector": [0.6, 0.8] });
+        let file = parse_import(document.to_string().as_bytes()).expect("a unit vector");
+        let record = file.records.iter().find(|r| r.id.0 == "c").unwrap();
+        assert_eq!(
+            record.embedding.as_ref().map(|e| e.vector()),
+            Some(&[0.6, 0.8][..])
         );
     }
 

@@ -4,6 +4,7 @@
 //! records instead of editing stored ones, so history is never lost by accident.
 
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 
 use crate::memory_key::MemoryKey;
 
@@ -162,10 +163,94 @@ pub struct MemoryRecord {
 }
 
 /// An embedding cached with the record, tagged with the model that produced it.
+///
+/// Only a vector retrieval can compare is ever held: every value finite, and of unit
+/// length (see [`StoredEmbedding::check`]). The fields are private so that no record,
+/// whether stored, imported or computed, carries a vector that would make a similarity
+/// NaN and silently turn off matching by meaning.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoredEmbedding {
-    pub model: String,
-    pub vector: Vec<f32>,
+    model: String,
+    vector: Vec<f32>,
+}
+
+/// How far a vector's length may be from 1 and still count as a sentence embedding.
+///
+/// MiniLM's embeddings are L2-normalised, so a real one has length 1 up to rounding:
+/// summing 384 squares in `f32` and a text round trip of each value move it by well
+/// under 1e-4. A hundred times that still refuses anything hostile or broken (a vector
+/// of 3e38s, a zero vector, an unnormalised one), whose length is nowhere near 1; and
+/// within it, cosine (which divides by the lengths) ranks exactly as for a unit vector.
+pub const UNIT_LENGTH_TOLERANCE: f64 = 1e-2;
+
+/// Why a vector is not an embedding retrieval can compare. The messages complete a
+/// sentence whose subject is the vector (an import names it by its path).
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum EmbeddingError {
+    /// A value that is not a finite 32-bit number: NaN, an infinity, or (read from
+    /// text) a number beyond `f32`'s range, which would become an infinity.
+    #[error(
+        "holds {} at [{index}], which is not a finite number (an embedding holds 32-bit numbers, at most {:e} in size)",
+        readable(*.value),
+        f32::MAX
+    )]
+    NotFinite { index: usize, value: f64 },
+    #[error(
+        "is not of unit length (its length is {}); a sentence embedding has length 1",
+        readable(*.length)
+    )]
+    NotUnitLength { length: f64 },
+}
+
+/// A number as a person reads it: plain when moderate, in exponent form (`1e39`)
+/// when not, so a hostile value is not printed as forty digits.
+fn readable(x: f64) -> String {
+    if x == 0.0 || (1e-3..1e6).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
+impl StoredEmbedding {
+    /// An embedding of `vector` by `model`, if `vector` passes [`StoredEmbedding::check`].
+    pub fn new(model: impl Into<String>, vector: Vec<f32>) -> Result<Self, EmbeddingError> {
+        StoredEmbedding::check(&vector)?;
+        Ok(StoredEmbedding {
+            model: model.into(),
+            vector,
+        })
+    }
+
+    /// Whether `vector` can be compared by cosine: every value finite, and its length
+    /// within [`UNIT_LENGTH_TOLERANCE`] of 1 (so it is not empty and not zero either).
+    pub fn check(vector: &[f32]) -> Result<(), EmbeddingError> {
+        if let Some((index, value)) = vector.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+            return Err(EmbeddingError::NotFinite {
+                index,
+                value: f64::from(*value),
+            });
+        }
+        // In f64, where the squares of any finite f32 values cannot overflow, so a
+        // vector of huge values is reported for its length rather than as infinite.
+        let length = vector
+            .iter()
+            .fold(0.0, |sum, &x| sum + f64::from(x) * f64::from(x))
+            .sqrt();
+        if (length - 1.0).abs() > UNIT_LENGTH_TOLERANCE {
+            return Err(EmbeddingError::NotUnitLength { length });
+        }
+        Ok(())
+    }
+
+    /// The model that produced the vector; a vector of another model is not comparable.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    pub fn vector(&self) -> &[f32] {
+        &self.vector
+    }
 }
 
 impl MemoryRecord {
@@ -280,6 +365,38 @@ mod tests {
         assert!(stats(4, 2).needs_review());
         assert!(!stats(5, 2).needs_review());
         assert!(!stats(200, 2).needs_review());
+    }
+
+    #[test]
+    fn an_embedding_holds_only_finite_values_of_unit_length() {
+        // MiniLM's own output: unit length up to rounding.
+        let unit = vec![0.6, 0.8, 1.0e-7];
+        let embedding = StoredEmbedding::new("m", unit.clone()).expect("a unit vector");
+        assert_eq!((embedding.model(), embedding.vector()), ("m", &unit[..]));
+        // Length 1.003: within the tolerance.
+        assert!(StoredEmbedding::new("m", vec![0.6, 0.804]).is_ok());
+
+        for (vector, expected) in [
+            (
+                vec![0.6, f32::NAN],
+                "holds NaN at [1], which is not a finite number",
+            ),
+            (
+                vec![f32::INFINITY, 0.0],
+                "holds inf at [0], which is not a finite number",
+            ),
+            (vec![0.0, f32::NEG_INFINITY], "holds -inf at [1]"),
+            (vec![3e38; 384], "is not of unit length (its length is 5.87"),
+            (vec![0.0; 384], "is not of unit length (its length is 0)"),
+            (Vec::new(), "is not of unit length (its length is 0)"),
+            (vec![0.6, 0.9], "is not of unit length (its length is 1.08"),
+            (vec![0.5, 0.5], "is not of unit length (its length is 0.707"),
+        ] {
+            let problem = StoredEmbedding::new("m", vector.clone())
+                .expect_err("not an embedding")
+                .to_string();
+            assert!(problem.contains(expected), "{vector:?}: {problem}");
+        }
     }
 
     #[test]

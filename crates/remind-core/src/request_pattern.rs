@@ -44,11 +44,15 @@ pub struct ScopeWord {
 
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 pub enum PatternError {
-    #[error("a scope needs at least one fixed word; to apply a lesson everywhere, choose \"every question\"")]
+    #[error(
+        "a scope needs at least one fixed word; to apply a lesson everywhere, choose \"every question\""
+    )]
     NoFixedWord,
     #[error("a scope is limited to {MAX_PATTERN_PARTS} words and slots (this one has {0})")]
     TooLong(usize),
-    #[error("\"{0}\" cannot be part of a scope: a word holds letters, digits, apostrophes and hyphens only")]
+    #[error(
+        "\"{0}\" cannot be part of a scope: a word holds letters, digits, apostrophes and hyphens only"
+    )]
     NotAWord(String),
 }
 

@@ -195,6 +195,10 @@ pub fn matches(
 
 /// Picks the candidate with the smallest `distance`; the earliest wins on ties, as in
 /// the paper's implementation.
+///
+/// A distance that is not comparable even with itself (a NaN) is skipped like a
+/// candidate without one: kept as the best, it would never be beaten (`d < NaN` is
+/// always false) and would hide every real candidate after it.
 pub fn nearest<'r, T: PartialOrd + Copy>(
     candidates: &[&'r MemoryRecord],
     mut distance: impl FnMut(&MemoryRecord) -> Option<T>,
@@ -202,6 +206,9 @@ pub fn nearest<'r, T: PartialOrd + Copy>(
     let mut best: Option<(&MemoryRecord, T)> = None;
     for &record in candidates {
         let Some(d) = distance(record) else { continue };
+        if d.partial_cmp(&d).is_none() {
+            continue;
+        }
         if best.is_none_or(|(_, b)| d < b) {
             best = Some((record, d));
         }
@@ -239,6 +246,53 @@ mod tests {
             [&stored[0].id, &stored[1].id, &stored[2].id].map(Clone::clone)
         );
         assert_eq!(ids(2), [&stored[0].id, &stored[1].id].map(Clone::clone));
+    }
+
+    /// `nearest` over `stored`, with each record's distance taken from `distances` by
+    /// its place.
+    fn nearest_of(stored: &[MemoryRecord], distances: &[f32]) -> Option<(RecordId, f32)> {
+        let candidates: Vec<&MemoryRecord> = stored.iter().collect();
+        let place = |r: &MemoryRecord| stored.iter().position(|s| s.id == r.id);
+        nearest(&candidates, |r| place(r).map(|i| distances[i]))
+            .map(|(record, d)| (record.id.clone(), d))
+    }
+
+    #[test]
+    fn a_nan_distance_never_hides_a_real_nearer_candidate() {
+        let stored = records(&[("alpha", "fa"), ("bravo", "fb"), ("charlie", "fc")]);
+        let found = nearest_of(&stored, &[f32::NAN, 0.5, 0.2]);
+        assert_eq!(found, Some((stored[2].id.clone(), 0.2)));
+        let found = nearest_of(&stored, &[0.5, f32::NAN, 0.7]);
+        assert_eq!(found, Some((stored[0].id.clone(), 0.5)));
+        assert_eq!(nearest_of(&stored, &[f32::NAN; 3]), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_nearest_is_the_smallest_real_distance_and_the_earliest_of_equals(
+            distances in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::num::f32::ANY,
+                    proptest::strategy::Just(f32::NAN),
+                    proptest::strategy::Just(0.5f32),
+                ],
+                5,
+            ),
+        ) {
+            let stored = records(&[
+                ("alpha", "f"), ("bravo", "f"), ("charlie", "f"), ("delta", "f"), ("echo", "f"),
+            ]);
+            let expected = distances
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| !d.is_nan())
+                .fold(None, |best: Option<(usize, f32)>, (i, &d)| match best {
+                    Some((_, b)) if b <= d => best,
+                    _ => Some((i, d)),
+                })
+                .map(|(i, d)| (stored[i].id.clone(), d));
+            proptest::prop_assert_eq!(nearest_of(&stored, &distances), expected);
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! The serde names here are the wire names, written once: the importer validates enum
 //! fields by deserialising them as these types, so it accepts exactly what they name.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::memory_key::MemoryKey;
 use crate::record::{
@@ -44,8 +44,32 @@ pub struct StoredRecord {
     /// Absent on records stored before change notes existed.
     #[serde(default)]
     pub change: Option<StoredChange>,
-    #[serde(default)]
+    /// Read as absent when a value of the vector is `null`: JSON (and so IndexedDB,
+    /// through `JSON.parse`) turns an infinity into `null`, and an embedding is
+    /// recomputable, so the lesson must not become unreadable for its sake.
+    #[serde(default, deserialize_with = "vector_unless_nulls")]
     pub embedding: Option<StoredVector>,
+}
+
+/// An optional [`StoredVector`], `None` when its vector holds a `null`. Any other
+/// damage (a missing model, a string among the values) is still an error: that is not
+/// a record this Remind wrote.
+fn vector_unless_nulls<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<StoredVector>, D::Error> {
+    #[derive(Deserialize)]
+    struct WithNulls {
+        model: String,
+        vector: Vec<Option<f32>>,
+    }
+    let Some(stored) = Option::<WithNulls>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    let vector: Option<Vec<f32>> = stored.vector.into_iter().collect();
+    Ok(vector.map(|vector| StoredVector {
+        model: stored.model,
+        vector,
+    }))
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -187,8 +211,8 @@ impl From<&MemoryRecord> for StoredRecord {
                 },
             }),
             embedding: record.embedding.as_ref().map(|e| StoredVector {
-                model: e.model.clone(),
-                vector: e.vector.clone(),
+                model: e.model().to_string(),
+                vector: e.vector().to_vec(),
             }),
         }
     }
@@ -252,10 +276,13 @@ impl From<StoredRecord> for MemoryRecord {
                     StoredChangeReason::Undone => ChangeReason::Undone,
                 },
             }),
-            embedding: stored.embedding.map(|e| StoredEmbedding {
-                model: e.model,
-                vector: e.vector,
-            }),
+            // A vector retrieval cannot compare (not finite, not of unit length) is
+            // dropped: the record then has no embedding, like one stored before the
+            // model was ready, and the page computes a new one. The importer refuses
+            // such a vector first, naming it ([`crate::import`]).
+            embedding: stored
+                .embedding
+                .and_then(|e| StoredEmbedding::new(e.model, e.vector).ok()),
         }
     }
 }
@@ -299,10 +326,7 @@ mod tests {
             by: Actor::Import,
             reason: ChangeReason::CorrectedAfterApplied,
         });
-        record.embedding = Some(StoredEmbedding {
-            model: "m".into(),
-            vector: vec![0.5, -0.25],
-        });
+        record.embedding = Some(StoredEmbedding::new("m", vec![0.6, -0.8]).unwrap());
         record.supersedes = Some(RecordId("z".into()));
         let json = record_to_json(&record).unwrap();
         assert_eq!(record_from_json(&json).unwrap(), record);

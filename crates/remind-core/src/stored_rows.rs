@@ -87,6 +87,7 @@ mod tests {
     use crate::memory::FeedbackMemory;
     use crate::memory::Lesson;
     use crate::record::Timestamp;
+    use crate::retrieval::embedding_refresh::keys_to_embed;
     use crate::stored_record::record_to_json;
     use proptest::prelude::*;
 
@@ -152,6 +153,35 @@ mod tests {
         assert!(memory.unreadable_under(&RecordId("x-2".into())).is_none());
         let numeric = read_rows([row("7", "{}")]);
         assert!(numeric.unreadable_under(&RecordId("7".into())).is_none());
+    }
+
+    #[test]
+    fn a_stored_embedding_that_cannot_be_compared_is_dropped_and_embedded_again() {
+        let (record, good) = good_row(4);
+        let holding = |vector: serde_json::Value| {
+            let mut value: serde_json::Value = serde_json::from_str(&good.value).unwrap();
+            value["embedding"] = serde_json::json!({ "model": "m", "vector": vector });
+            row(&good.key, &value.to_string())
+        };
+        for vector in [
+            // 3e38s: every value finite, and every cosine with it NaN.
+            serde_json::Value::from(vec![3e38; 384]),
+            // An infinity: JSON writes it as `null`, and so IndexedDB holds it.
+            serde_json::json!([null, 0.0]),
+            serde_json::Value::from(vec![0.0; 384]),
+            serde_json::json!([0.6, 0.9]),
+        ] {
+            let memory = read_rows([holding(vector.clone())]);
+            assert_eq!(memory.records, vec![record.clone()], "{vector}");
+            assert!(memory.unreadable.is_empty(), "{vector}");
+            // The page embeds every current lesson without an embedding on the next
+            // question (`embedding_refresh`), so the dropped one is replaced.
+            let memory = FeedbackMemory::from_records(memory.records);
+            assert_eq!(keys_to_embed(&memory, "m"), vec![record.key.clone()]);
+        }
+        let kept = read_rows([holding(serde_json::json!([0.6, 0.8]))]);
+        let embedding = kept.records[0].embedding.as_ref().expect("a unit vector");
+        assert_eq!(embedding.vector(), [0.6, 0.8]);
     }
 
     /// Arbitrary JSON values, shaped like records or not.

@@ -7,12 +7,10 @@
 //! (question, kind) without a second rule, and history, withdraw, undo, export and
 //! import treat examples exactly as they treat clarifications.
 
-use std::cmp::Ordering;
-
 use crate::levenshtein;
 use crate::memory_key::MemoryKey;
 use crate::prompt::{Example, ReplyForm, SEPARATOR, estimate_tokens};
-use crate::record::{MemoryRecord, RecordId, RecordKind};
+use crate::record::{MemoryRecord, RecordId, RecordKind, StoredEmbedding};
 use crate::retrieval::{Query, cosine};
 
 /// Marks a key as a verified example's, so it never equals a clarification's key.
@@ -122,17 +120,18 @@ pub fn select_examples(
         .filter_map(|r| demonstration(r, form).map(|e| (*r, e)))
         .collect();
     let by_cosine = query.embedding.filter(|q| {
-        examples.iter().all(|(r, _)| {
-            r.embedding
-                .as_ref()
-                .is_some_and(|e| e.vector.len() == q.len())
-        })
+        StoredEmbedding::check(q).is_ok()
+            && examples.iter().all(|(r, _)| {
+                r.embedding
+                    .as_ref()
+                    .is_some_and(|e| e.vector().len() == q.len())
+            })
     });
     let mut scored: Vec<(&MemoryRecord, Example, Similarity)> = examples
         .into_iter()
         .map(|(record, example)| {
             let similarity = match (by_cosine, &record.embedding) {
-                (Some(q), Some(e)) => Similarity::Cosine(cosine(q, &e.vector)),
+                (Some(q), Some(e)) => Similarity::Cosine(cosine(q, e.vector())),
                 _ => Similarity::KeySimilarity(
                     1.0 - levenshtein::normalised(
                         query.key.as_str(),
@@ -144,10 +143,11 @@ pub fn select_examples(
         })
         .filter(|(_, _, s)| s.value() >= budget.min_similarity)
         .collect();
+    // `total_cmp`, so the order is total whatever the scores (a NaN fails the
+    // `min_similarity` filter above, but the sort does not rely on it).
     scored.sort_by(|a, b| {
         b.2.value()
-            .partial_cmp(&a.2.value())
-            .unwrap_or(Ordering::Equal)
+            .total_cmp(&a.2.value())
             .then_with(|| b.0.created_at.cmp(&a.0.created_at))
             .then_with(|| a.0.id.cmp(&b.0.id))
     });
@@ -184,7 +184,7 @@ fn example_tokens(example: &Example) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{RecordState, RecordStats, Source, StoredEmbedding, Timestamp};
+    use crate::record::{RecordState, RecordStats, Source, Timestamp};
 
     fn example(id: &str, question: &str, at: i64) -> MemoryRecord {
         MemoryRecord {
@@ -261,14 +261,8 @@ mod tests {
             example("a", "What is like < fast > ?", 1),
             example("b", "how do I boil an egg?", 2),
         ];
-        stored[0].embedding = Some(StoredEmbedding {
-            model: "m".into(),
-            vector: vec![0.0, 1.0],
-        });
-        stored[1].embedding = Some(StoredEmbedding {
-            model: "m".into(),
-            vector: vec![1.0, 0.0],
-        });
+        stored[0].embedding = Some(StoredEmbedding::new("m", vec![0.0, 1.0]).unwrap());
+        stored[1].embedding = Some(StoredEmbedding::new("m", vec![1.0, 0.0]).unwrap());
         let candidates: Vec<_> = stored.iter().collect();
         let budget = ExampleBudget {
             max_examples: 1,

@@ -99,12 +99,12 @@ fn lesson_embeddings_are_stored_once_and_recomputed_for_another_model() {
             .embedding
             .clone()
             .expect("the lesson was embedded");
-        assert_eq!(embedding.vector.len(), 384);
+        assert_eq!(embedding.vector().len(), 384);
         assert_eq!(
             records[0].version, 1,
             "embedding a lesson is not a new version"
         );
-        embedding.model
+        embedding.model().to_string()
     };
     let first = minilm_session(&store, "a", "m1");
     block_on(first.ask("Tell me what is like < slow > ?")).expect("answered");

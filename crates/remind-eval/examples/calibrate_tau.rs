@@ -44,10 +44,7 @@ fn stored(question: &str, vector: &[f32]) -> MemoryRecord {
         .next()
         .cloned()
         .expect("the lesson is current");
-    record.embedding = Some(StoredEmbedding {
-        model: "calibration".into(),
-        vector: vector.to_vec(),
-    });
+    record.embedding = StoredEmbedding::new("calibration", vector.to_vec()).ok();
     record
 }
 

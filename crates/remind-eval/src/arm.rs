@@ -344,10 +344,9 @@ impl ArmState {
             .memory
             .plan_write(lesson, RecordId(id), Timestamp(index as i64));
         if self.kind.uses_embeddings() {
-            written.current.embedding = embedding.map(|vector| StoredEmbedding {
-                model: "remind-eval".into(),
-                vector: vector.to_vec(),
-            });
+            // As the page does: a vector retrieval cannot compare is no embedding.
+            written.current.embedding = embedding
+                .and_then(|vector| StoredEmbedding::new("remind-eval", vector.to_vec()).ok());
         }
         self.memory.apply(&written);
     }

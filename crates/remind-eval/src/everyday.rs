@@ -468,10 +468,9 @@ fn learn(
         .iter()
         .cloned()
         .map(|mut record| {
-            record.embedding = Some(StoredEmbedding {
-                model: "everyday".into(),
-                vector: embed(embedded_text(&record.key))?,
-            });
+            // As the page does: a vector retrieval cannot compare is no embedding.
+            record.embedding =
+                StoredEmbedding::new("everyday", embed(embedded_text(&record.key))?).ok();
             Ok(record)
         })
         .collect::<Result<Vec<MemoryRecord>, EmbedError>>()?;
@@ -622,8 +621,9 @@ mod tests {
     const FIXTURE: &str = include_str!("../../../tests/fixtures/everyday.jsonl");
 
     /// A bag-of-words embedding: enough to tell the arms apart without a model.
+    /// Scaled to unit length, as a sentence embedding is (cosine ignores the scale).
     fn words(text: &str) -> Result<Vec<f32>, EmbedError> {
-        let mut vector = vec![0.0; 64];
+        let mut vector = vec![0.0f32; 64];
         for word in text
             .split(|c: char| !c.is_alphanumeric())
             .filter(|w| !w.is_empty())
@@ -633,6 +633,10 @@ mod tests {
                 .fold(7usize, |h, b| h.wrapping_mul(31) + b as usize)
                 % 64;
             vector[slot] += 1.0;
+        }
+        let length = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if length > 0.0 {
+            vector.iter_mut().for_each(|x| *x /= length);
         }
         Ok(vector)
     }
@@ -686,11 +690,8 @@ mod tests {
         let run = |arm| replay_arm(arm, &scenarios, &settings(), &mut words, None).unwrap();
         let before = run(EverydayArm::SeveralLessons);
         let after = run(EverydayArm::AfterNotRelevantMarks);
-        let near_misses_with_their_own_lesson = before
-            .probes
-            .iter()
-            .filter(|p| p.wrongly_applied())
-            .count();
+        let near_misses_with_their_own_lesson =
+            before.probes.iter().filter(|p| p.wrongly_applied()).count();
         assert!(
             near_misses_with_their_own_lesson > 0,
             "the word-count embedder misfires somewhere"

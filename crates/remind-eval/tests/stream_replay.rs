@@ -164,10 +164,8 @@ fn replay(
             };
             let mut written =
                 memory.plan_write(lesson, RecordId(format!("r{i}")), Timestamp(i as i64));
-            written.current.embedding = embedding.map(|vector| StoredEmbedding {
-                model: "bag-of-words-stand-in".into(),
-                vector,
-            });
+            written.current.embedding = embedding
+                .and_then(|vector| StoredEmbedding::new("bag-of-words-stand-in", vector).ok());
             memory.apply(&written);
         }
     }

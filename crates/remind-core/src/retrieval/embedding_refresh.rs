@@ -17,7 +17,7 @@ pub fn embedded_text(key: &MemoryKey) -> &str {
 fn needs_embedding(record: &MemoryRecord, model: &str) -> bool {
     record.is_current()
         && record.kind.is_clarification()
-        && record.embedding.as_ref().is_none_or(|e| e.model != model)
+        && record.embedding.as_ref().is_none_or(|e| e.model() != model)
 }
 
 /// The distinct keys of current clarifications without an embedding from `model`,
@@ -34,7 +34,9 @@ pub fn keys_to_embed(memory: &FeedbackMemory, model: &str) -> Vec<MemoryKey> {
 
 /// The records of `memory` that need an embedding from `model` and have one in
 /// `vectors`, with it attached. Nothing else about them changes: an embedding is
-/// derived data, not a new version of the lesson.
+/// derived data, not a new version of the lesson. A vector retrieval could not compare
+/// (not finite, not of unit length: a broken model) is not stored; its lesson stays
+/// without one and is matched by its key alone.
 pub fn with_embeddings(
     memory: &FeedbackMemory,
     model: &str,
@@ -46,10 +48,7 @@ pub fn with_embeddings(
         .filter_map(|record| {
             let (_, vector) = vectors.iter().find(|(key, _)| *key == record.key)?;
             let mut embedded = record.clone();
-            embedded.embedding = Some(StoredEmbedding {
-                model: model.to_string(),
-                vector: vector.clone(),
-            });
+            embedded.embedding = Some(StoredEmbedding::new(model, vector.clone()).ok()?);
             Some(embedded)
         })
         .collect()

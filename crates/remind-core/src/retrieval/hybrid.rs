@@ -97,10 +97,7 @@ mod tests {
     use crate::retrieval::test_records::records;
 
     fn with_embedding(mut record: MemoryRecord, v: &[f32]) -> MemoryRecord {
-        record.embedding = Some(StoredEmbedding {
-            model: "test".into(),
-            vector: v.to_vec(),
-        });
+        record.embedding = Some(StoredEmbedding::new("test", v.to_vec()).unwrap());
         record
     }
 
@@ -168,7 +165,7 @@ mod tests {
             &[1.0, 0.0],
         )];
         let candidates: Vec<_> = stored.iter().collect();
-        let embedding = [0.95, 0.1];
+        let embedding = [0.995, 0.1];
         let lookup = HybridRetriever { tau: 0.8 }.lookup(
             &Query::new("What is similar to < slow > ?").with_embedding(&embedding),
             &candidates,
