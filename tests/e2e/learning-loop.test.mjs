@@ -66,9 +66,9 @@ test('a correction is stored, survives reload and restart, and is attached to a 
     const appliedText = await applied.textContent();
     assert.match(appliedText, /synonym/, `#applied-memory should show the clarification: ${appliedText}`);
     assert.ok(appliedText.includes('like'), `#applied-memory should show the stored question: ${appliedText}`);
-    const score = await applied.getAttribute('data-score');
-    assert.ok(score !== null && score !== '', '#applied-memory has a data-score');
-    assert.ok(Number.isFinite(Number(score)), `data-score should be numeric: ${score}`);
+    // The same request about another word fits the scope proposed when it was saved.
+    assert.equal(await applied.getAttribute('data-because'), 'fits-scope');
+    assert.match(appliedText, /fits its scope “what is like ___”/);
     assert.match(state.understanding, /synonym/, `#answer-understanding follows the clarification: ${JSON.stringify(state)}`);
     assert.match(state.answer ?? '', /glad/, `#answer-answer: ${JSON.stringify(state)}`);
 

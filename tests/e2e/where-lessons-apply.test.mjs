@@ -1,4 +1,4 @@
-// E2E: where a lesson applies, chosen by the user — a standing preference ("every question") rides with every turn beside the retrieved lessons, each shown with why; "not relevant here" keeps a lesson off one kind of question, survives a reload, and is taken back in the memory browser.
+// E2E: where a lesson applies, chosen by the user — its scope shown as the request with slots and steered word by word; a standing preference ("every question") rides with every turn beside the retrieved lessons, each shown with why; "not relevant here" keeps a lesson off one kind of question, survives a reload, and is taken back in the memory browser.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -48,7 +48,7 @@ test('a standing preference goes with every question, beside the retrieved lesso
     const state = await ask(page, 'What is like < slow > ?');
     assert.match(state.understanding, /synonym/, JSON.stringify(state));
     const lessons = await appliedLessons(page);
-    assert.deepEqual(lessons.map((l) => l.because), ['every-question', 'similar'], JSON.stringify(lessons));
+    assert.deepEqual(lessons.map((l) => l.because), ['every-question', 'fits-scope'], JSON.stringify(lessons));
     assert.equal(lessons[0].text, SAM);
     assert.match(await page.locator('#applied-memory').textContent(), /every question/);
     assert.ok((await lastPrompt()).includes(`| clarification: ${SAM} | clarification: I want a synonym`));
@@ -66,7 +66,7 @@ test('a standing preference goes with every question, beside the retrieved lesso
     assert.equal(await page.locator('#applied-memory').count(), 0, 'the preference is kept off this kind of question');
     assert.ok(!(await lastPrompt()).includes(SAM), 'nor is it in the prompt');
     await ask(page, 'What is like < big > ?');
-    assert.deepEqual((await appliedLessons(page)).map((l) => l.because), ['every-question', 'similar']);
+    assert.deepEqual((await appliedLessons(page)).map((l) => l.because), ['every-question', 'fits-scope']);
 
     // The memory browser shows where it applies and takes the mark back.
     await openMemory(page);
@@ -97,6 +97,47 @@ test('a one-time clarification takes the retrieved lesson\'s place but keeps the
     assert.deepEqual((await appliedLessons(page)).map((l) => l.because), ['every-question']);
     await openMemory(page);
     assert.equal(await page.locator('#memory-list .memory-item').count(), 2, 'the one-time clarification is not stored');
+  } finally {
+    await context.close().catch(() => {});
+  }
+});
+
+test('a correction proposes its scope as the request with slots; a click makes a word a slot, and the lesson reaches exactly the questions that fit', { timeout: 180_000 }, async () => {
+  const { context, page } = await freshApp(env, 'scope-slots');
+  try {
+    await ask(page, 'Define entropy.');
+    await page.click('#not-what-i-meant');
+    await page.fill('#clarification-input', 'I want a one-line definition and an example.');
+    // The proposal: no specifics found by rule, so every word is fixed.
+    assert.equal(await page.locator('#scope-pattern').textContent(), 'define entropy');
+    const entropy = page.locator('#scope-words .scope-word', { hasText: 'entropy' });
+    await entropy.click();
+    assert.equal(await entropy.getAttribute('aria-pressed'), 'true');
+    assert.equal(await page.locator('#scope-pattern').textContent(), 'define ___');
+    // A scope of slots alone is refused before anything is sent.
+    await page.locator('#scope-words .scope-word', { hasText: 'define' }).click();
+    assert.equal(await page.locator('#scope-pattern').getAttribute('data-valid'), 'false');
+    await page.click('#clarification-save');
+    await waitForText(page, '#clarification-status', 'every question');
+    await page.locator('#scope-words .scope-word', { hasText: 'define' }).click();
+    await page.click('#clarification-save');
+    await page.locator('#clarification-status[data-state="saved"]').waitFor({ state: 'attached' });
+
+    // Another specific in the slot: the lesson applies because the question fits.
+    await ask(page, 'Define inflation.');
+    const lessons = await appliedLessons(page);
+    assert.deepEqual(lessons.map((l) => l.because), ['fits-scope'], JSON.stringify(lessons));
+    assert.match(await page.locator('#applied-memory').textContent(), /fits its scope “define ___”/);
+    assert.ok((await lastPrompt()).includes('Define inflation. | clarification: I want a one-line definition and an example.'));
+    // Another request: nothing is attached.
+    await ask(page, 'Explain inflation.');
+    assert.equal(await page.locator('#applied-memory').count(), 0, 'a question outside the scope gets no lesson');
+
+    // The memory browser shows the scope, and it survives a reload.
+    await openApp(page, env.site.url);
+    await openMemory(page);
+    const item = page.locator('#memory-list .memory-item', { hasText: 'one-line definition' });
+    assert.match(await item.locator('.memory-scope').textContent(), /applies to “define ___”/);
   } finally {
     await context.close().catch(() => {});
   }

@@ -50,7 +50,7 @@ fn lasting(text: &str) -> Correction {
     Correction {
         clarification: text.into(),
         durability: Durability::Lasting,
-        reach: Reach::SimilarQuestions,
+        reach: Reach::default(),
     }
 }
 
@@ -596,7 +596,7 @@ fn the_session_logs_turns_and_a_retry_is_not_a_new_question() {
     let one_time = Correction {
         clarification: "I want an antonym".into(),
         durability: Durability::JustThisOnce,
-        reach: Reach::SimilarQuestions,
+        reach: Reach::default(),
     };
     block_on(session.correct(&third, one_time)).unwrap();
     let retry =

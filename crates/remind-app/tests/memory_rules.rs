@@ -27,7 +27,7 @@ fn lasting(text: &str) -> Correction {
     Correction {
         clarification: text.into(),
         durability: Durability::Lasting,
-        reach: Reach::SimilarQuestions,
+        reach: Reach::default(),
     }
 }
 
@@ -305,7 +305,7 @@ fn a_one_time_clarification_is_used_for_the_turn_and_never_stored() {
         Correction {
             clarification: "give me a synonym".into(),
             durability: Durability::JustThisOnce,
-            reach: Reach::SimilarQuestions,
+            reach: Reach::default(),
         },
     ))
     .unwrap();

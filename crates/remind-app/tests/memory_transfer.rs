@@ -551,7 +551,7 @@ fn a_session_imports_in_one_step_and_refuses_if_the_memory_changed_since_the_pre
         remind_app::correct::Correction {
             clarification: "I want a rhyme".into(),
             durability: remind_core::write_gate::Durability::Lasting,
-            reach: Reach::SimilarQuestions,
+            reach: Reach::default(),
         },
     ))
     .unwrap();

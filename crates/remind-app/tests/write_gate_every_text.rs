@@ -104,7 +104,7 @@ fn lasting(text: &str) -> Correction {
     Correction {
         clarification: text.into(),
         durability: Durability::Lasting,
-        reach: Reach::SimilarQuestions,
+        reach: Reach::default(),
     }
 }
 
@@ -178,7 +178,7 @@ fn a_one_time_clarification_of_a_secret_question_applies_to_the_turn_and_stores_
         Correction {
             clarification: SYNONYM.into(),
             durability: Durability::JustThisOnce,
-            reach: Reach::SimilarQuestions,
+            reach: Reach::default(),
         },
     ));
     assert_eq!(

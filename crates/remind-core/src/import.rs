@@ -21,9 +21,10 @@ use thiserror::Error;
 use crate::export::{EXPORT_FORMAT, EXPORT_VERSION};
 use crate::memory::Lesson;
 use crate::record::{
-    EmbeddingError, MAX_EXCEPTIONS_PER_LESSON, MemoryRecord, RecordId, RecordState,
-    StoredEmbedding, Timestamp,
+    EmbeddingError, MAX_EXCEPTIONS_PER_LESSON, MAX_PATTERNS_PER_LESSON, MemoryRecord, RecordId,
+    RecordState, StoredEmbedding, Timestamp,
 };
+use crate::request_pattern::RequestPattern;
 use crate::stored_record::{
     StoredActor, StoredChangeReason, StoredKindName, StoredRecord, StoredScope, StoredSource,
     StoredState,
@@ -482,8 +483,9 @@ fn read_record(item: &Value, path: &str, problems: &mut Problems) -> Option<Memo
             }
         }
     }
-    fields.variant::<StoredScope>("scope");
+    let scope = fields.variant::<StoredScope>("scope");
     check_exceptions(&mut fields, kind);
+    check_patterns(&mut fields, kind, scope);
     fields.variant::<StoredSource>("source");
     fields.integer("created_at", i64::MIN, i64::MAX);
     fields.integer("version", 1, i64::from(u32::MAX));
@@ -638,6 +640,54 @@ fn check_vector(fields: &mut Fields<'_, '_>, vector: &Value) {
             path,
             detail: problem.to_string(),
         });
+    }
+}
+
+/// `applies_to`, when present: a clarification's patterns under the scope `always`,
+/// each in [`RequestPattern`]'s text form, at most [`MAX_PATTERNS_PER_LESSON`].
+fn check_patterns(
+    fields: &mut Fields<'_, '_>,
+    kind: Option<StoredKindName>,
+    scope: Option<StoredScope>,
+) {
+    let Some(value) = fields.object.get("applies_to") else {
+        return;
+    };
+    let path = fields.at("applies_to");
+    let Some(items) = value.as_array() else {
+        fields
+            .problems
+            .push(wrong_type(&path, "an array of patterns", value));
+        return;
+    };
+    let detail = match (kind, scope) {
+        _ if items.is_empty() => None,
+        (Some(StoredKindName::VerifiedExample), _) => {
+            Some("only a clarification has patterns of questions it applies to".to_string())
+        }
+        (_, Some(StoredScope::EveryQuestion)) => {
+            Some("a lesson for every question has no patterns".to_string())
+        }
+        _ if items.len() > MAX_PATTERNS_PER_LESSON => Some(format!(
+            "holds {} patterns; a lesson keeps at most {MAX_PATTERNS_PER_LESSON}",
+            items.len()
+        )),
+        _ => None,
+    };
+    if let Some(detail) = detail {
+        fields.problems.push(ImportError::Invalid { path, detail });
+        return;
+    }
+    for (i, item) in items.iter().enumerate() {
+        let path = fields.at(&format!("applies_to[{i}]"));
+        match item.as_str().map(RequestPattern::parse) {
+            Some(Ok(_)) => {}
+            Some(Err(why)) => fields.problems.push(ImportError::Invalid {
+                path,
+                detail: why.to_string(),
+            }),
+            None => fields.problems.push(wrong_type(&path, "a string", item)),
+        }
     }
 }
 
@@ -969,6 +1019,44 @@ mod tests {
                 && *secret == format!("records[{i}].not_for[2]")
                 && *number == format!("records[{i}].not_for[3]")),
             "{paths:?}"
+        );
+    }
+
+    #[test]
+    fn a_clarifications_patterns_are_read_back_and_a_bad_one_is_refused_naming_it() {
+        let mut document = document();
+        let i = position(&document, "c");
+        document["records"][i]["applies_to"] = json!(["what is like ___", "what is akin to ___"]);
+        let file = parse_import(document.to_string().as_bytes()).expect("valid");
+        let record = file.records.iter().find(|r| r.id.0 == "c").unwrap();
+        let patterns: Vec<String> = record
+            .kind
+            .patterns()
+            .iter()
+            .map(|p| p.to_string())
+            .collect();
+        assert_eq!(patterns, ["what is like ___", "what is akin to ___"]);
+
+        document["records"][i]["applies_to"] = json!(["what is like ___", "___", "<b>", 3]);
+        let found = problems_of(&document);
+        let paths: Vec<String> = found.iter().map(|p| p.to_string()).collect();
+        assert!(
+            matches!(&found[..], [
+                ImportError::Invalid { path: slots_only, .. },
+                ImportError::Invalid { path: markup, .. },
+                ImportError::WrongType { path: number, .. },
+            ] if *slots_only == format!("records[{i}].applies_to[1]")
+                && *markup == format!("records[{i}].applies_to[2]")
+                && *number == format!("records[{i}].applies_to[3]")),
+            "{paths:?}"
+        );
+        let e = position(&document, "e");
+        document["records"][i]["applies_to"] = json!([]);
+        document["records"][e]["applies_to"] = json!(["what is ___"]);
+        let found = problems_of(&document);
+        assert!(
+            matches!(&found[..], [ImportError::Invalid { path, .. }] if *path == format!("records[{e}].applies_to")),
+            "{found:?}"
         );
     }
 

@@ -249,7 +249,7 @@ impl FeedbackMemory {
             question: record.question.clone(),
             kind: RecordKind::Clarification {
                 text: clarification.to_string(),
-                reach: record.kind.reach().unwrap_or_default(),
+                reach: record.kind.reach().cloned().unwrap_or_default(),
                 not_for: record.kind.not_for().to_vec(),
             },
             source: Source::UserStated,
@@ -345,7 +345,7 @@ impl FeedbackMemory {
         let kind = match &record.kind {
             RecordKind::Clarification { text, reach, .. } => RecordKind::Clarification {
                 text: text.clone(),
-                reach: *reach,
+                reach: reach.clone(),
                 not_for,
             },
             example @ RecordKind::VerifiedExample { .. } => example.clone(),
@@ -544,7 +544,7 @@ mod tests {
         assert_eq!(replaced.id, RecordId("km".into()));
         assert_eq!(written.current.supersedes, Some(replaced.id));
         assert_eq!(written.current.clarification(), Some(KM));
-        assert_eq!(written.current.kind.reach(), Some(Reach::SimilarQuestions));
+        assert_eq!(written.current.kind.reach(), Some(&Reach::default()));
         assert_eq!(
             written.current.kind.not_for(),
             ["How far can Usain Bolt jump?"]

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::memory_key::MemoryKey;
+use crate::request_pattern::RequestPattern;
 
 /// A stable, opaque record id, generated outside the domain and passed in.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -37,14 +38,32 @@ pub enum RecordKind {
 }
 
 /// Which questions a clarification is attached to, chosen by the user when saving it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Reach {
-    /// Questions like the one it was taught on, found by retrieval (the paper's rule).
-    #[default]
-    SimilarQuestions,
+    /// Questions like the one it was taught on: every question that fits one of the
+    /// patterns (the one the user confirmed when saving, and those added since), and
+    /// failing that, questions retrieval finds close enough (the paper's rule). With no
+    /// pattern (lessons stored before scopes, or taught on a request with no fixed
+    /// word), retrieval alone.
+    QuestionsLike(Vec<RequestPattern>),
     /// Every question: a standing preference ("call me Sam"), sent with every turn
     /// within [`crate::turn::STANDING_PREFERENCES_PER_TURN`].
     EveryQuestion,
+}
+
+impl Reach {
+    /// "Questions like this one" as Remind proposes it for `question`: its request with
+    /// the key's specifics as slots; retrieval alone when that leaves no fixed word.
+    pub fn proposed_for(question: &str) -> Self {
+        Reach::QuestionsLike(RequestPattern::proposal(question).into_iter().collect())
+    }
+}
+
+/// No pattern: retrieval alone, as for lessons stored before scopes existed.
+impl Default for Reach {
+    fn default() -> Self {
+        Reach::QuestionsLike(Vec::new())
+    }
 }
 
 /// Who authored the lesson: the user, or the model with the user's explicit consent.
@@ -72,6 +91,10 @@ pub struct RecordStats {
 /// How many questions one lesson can be marked "not relevant" to; past that, the
 /// lesson is too broad to keep and is better withdrawn or rewritten.
 pub const MAX_EXCEPTIONS_PER_LESSON: usize = 50;
+
+/// How many patterns one lesson's scope holds: the one confirmed when saving and those
+/// added by accepting suggestions; past that, "every question" says it better.
+pub const MAX_PATTERNS_PER_LESSON: usize = 20;
 
 /// A lesson is flagged for review only once it has misfired at least this often.
 pub const REVIEW_MIN_FAILURES: u32 = 2;
@@ -282,7 +305,7 @@ impl MemoryRecord {
 impl RecordKind {
     /// A clarification for questions like its own.
     pub fn clarification(text: impl Into<String>) -> Self {
-        RecordKind::clarification_for(text, Reach::SimilarQuestions)
+        RecordKind::clarification_for(text, Reach::QuestionsLike(Vec::new()))
     }
 
     pub fn clarification_for(text: impl Into<String>, reach: Reach) -> Self {
@@ -318,16 +341,30 @@ impl RecordKind {
     }
 
     /// Which questions this clarification goes with; `None` for a verified example.
-    pub fn reach(&self) -> Option<Reach> {
+    pub fn reach(&self) -> Option<&Reach> {
         match self {
-            RecordKind::Clarification { reach, .. } => Some(*reach),
+            RecordKind::Clarification { reach, .. } => Some(reach),
             RecordKind::VerifiedExample { .. } => None,
         }
     }
 
     /// A clarification sent with every question.
     pub fn is_standing_preference(&self) -> bool {
-        self.reach() == Some(Reach::EveryQuestion)
+        self.reach() == Some(&Reach::EveryQuestion)
+    }
+
+    /// The patterns of questions this clarification is meant for; none for a standing
+    /// preference or a verified example.
+    pub fn patterns(&self) -> &[RequestPattern] {
+        match self.reach() {
+            Some(Reach::QuestionsLike(patterns)) => patterns,
+            Some(Reach::EveryQuestion) | None => &[],
+        }
+    }
+
+    /// The first pattern `question` fits, if any.
+    pub fn pattern_fitting(&self, question: &str) -> Option<&RequestPattern> {
+        self.patterns().iter().find(|p| p.fits(question))
     }
 
     /// What the lesson says, as one line: the clarification, or "understanding is

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::memory_key::MemoryKey;
+use crate::request_pattern::RequestPattern;
 use crate::record::{
     Actor, ChangeNote, ChangeReason, MemoryRecord, Reach, RecordId, RecordKind, RecordState,
     RecordStats, Source, StoredEmbedding, Timestamp,
@@ -33,6 +34,11 @@ pub struct StoredRecord {
     /// (none) on records stored before exceptions existed, and when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_for: Vec<String>,
+    /// A clarification's patterns (`RequestPattern`'s text form, `how far is ___ from
+    /// ___`) under the scope `always`. Absent on records stored before scopes existed,
+    /// which are matched by retrieval alone, and when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub applies_to: Vec<String>,
     pub source: StoredSource,
     pub created_at: i64,
     pub version: u32,
@@ -173,8 +179,14 @@ impl From<&MemoryRecord> for StoredRecord {
             },
             scope: match record.kind.reach() {
                 Some(Reach::EveryQuestion) => StoredScope::EveryQuestion,
-                Some(Reach::SimilarQuestions) | None => StoredScope::Always,
+                Some(Reach::QuestionsLike(_)) | None => StoredScope::Always,
             },
+            applies_to: record
+                .kind
+                .patterns()
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
             not_for: record.kind.not_for().to_vec(),
             source: match record.source {
                 Source::UserStated => StoredSource::UserStated,
@@ -229,7 +241,16 @@ impl From<StoredRecord> for MemoryRecord {
                 StoredKind::Clarification => RecordKind::Clarification {
                     text: stored.clarification,
                     reach: match stored.scope {
-                        StoredScope::Always => Reach::SimilarQuestions,
+                        // The importer refuses a pattern that does not parse and Remind
+                        // writes none, so one is dropped only from a row put there by
+                        // something else; the lesson is then matched by retrieval.
+                        StoredScope::Always => Reach::QuestionsLike(
+                            stored
+                                .applies_to
+                                .iter()
+                                .filter_map(|p| RequestPattern::parse(p).ok())
+                                .collect(),
+                        ),
                         StoredScope::EveryQuestion => Reach::EveryQuestion,
                     },
                     not_for: stored.not_for,
@@ -335,7 +356,7 @@ mod tests {
     #[test]
     fn a_standing_preference_is_stored_with_the_every_question_scope_and_reads_back() {
         let mut record = record_from_json(SAVED_BY_AN_EARLIER_REMIND).unwrap();
-        assert_eq!(record.kind.reach(), Some(Reach::SimilarQuestions));
+        assert_eq!(record.kind.reach(), Some(&Reach::default()));
         record.kind = RecordKind::clarification_for("Call me Sam.", Reach::EveryQuestion);
         let json = record_to_json(&record).unwrap();
         assert!(json.contains(r#""scope":"every_question""#), "{json}");

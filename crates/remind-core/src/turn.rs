@@ -17,6 +17,7 @@ use crate::prompt::{
 };
 use crate::prompt_breakdown::{AttachedClarification, ClarificationOrigin, PromptBreakdown};
 use crate::record::MemoryRecord;
+use crate::request_pattern::RequestPattern;
 use crate::retrieval::{Decision, Lookup, Query, Retriever, Score, matches};
 use crate::verified_examples::{ChosenExample, ExampleBudget, select_examples};
 
@@ -97,8 +98,11 @@ pub struct TurnInput<'a> {
 }
 
 /// Why a stored lesson went with a turn.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum AppliedBecause {
+    /// The question fits the lesson's scope, a pattern the user confirmed: the same
+    /// request with other specifics in its slots.
+    FitsScope(RequestPattern),
     /// Retrieval found it close enough: the score and the gate's decision.
     Similar { score: Score, decision: Decision },
     /// A standing preference: it goes with every question.
@@ -121,8 +125,9 @@ pub struct PreparedTurn {
     /// shows when nothing was attached.
     pub lookup: Lookup,
     /// Every stored lesson attached, in the order the query carries them: standing
-    /// preferences first, then retrieved lessons best first. Only the standing
-    /// preferences when a one-time clarification took the retrieved lessons' place.
+    /// preferences first, then the lessons whose scope the question fits, then the
+    /// retrieved lessons best first. Only the standing preferences when a one-time
+    /// clarification took the others' place.
     pub applied: Vec<AppliedMemory>,
     /// The verified examples sent with this turn (ids, similarity), most similar last.
     pub examples: Vec<ChosenExample>,
@@ -167,7 +172,7 @@ pub fn build_turn(
         Some(vector) => Query::new(question).with_embedding(vector),
         None => Query::new(question),
     };
-    let (lookup, found, standing) = match config.lessons {
+    let (lookup, fitted, found, standing): (_, Vec<AppliedMemory>, _, _) = match config.lessons {
         LessonMatching::Off => (
             Lookup {
                 best: None,
@@ -175,10 +180,42 @@ pub fn build_turn(
             },
             Vec::new(),
             Vec::new(),
+            Vec::new(),
         ),
         LessonMatching::By { retriever, at_most } => {
-            let (lookup, found) = matches(retriever, &retrieval_query, &retrievable, at_most);
-            (lookup, found, standing)
+            // The scope the user confirmed is the first route, retrieval the second:
+            // a lesson whose pattern the question fits needs no similarity score, and
+            // it and every lesson of its kind of question leave the retriever's
+            // candidates, as in `matches`.
+            let mut fitting: Vec<(&MemoryRecord, &RequestPattern)> = Vec::new();
+            for record in &retrievable {
+                let Some(pattern) = record.kind.pattern_fitting(question) else {
+                    continue;
+                };
+                if fitting.len() < at_most && !fitting.iter().any(|(r, _)| r.key == record.key) {
+                    fitting.push((record, pattern));
+                }
+            }
+            // A lesson of this very kind of question whose scope the question does not
+            // fit was narrowed by the user ("how far is ___ from paris"): retrieval,
+            // which finds the same kind of question at distance 0, must not undo that.
+            let rest: Vec<&MemoryRecord> = retrievable
+                .iter()
+                .copied()
+                .filter(|r| !fitting.iter().any(|(f, _)| f.key == r.key))
+                .filter(|r| r.kind.patterns().is_empty() || r.key != kind_of_question)
+                .collect();
+            let (lookup, found) = matches(
+                retriever,
+                &retrieval_query,
+                &rest,
+                at_most - fitting.len(),
+            );
+            let fitted = fitting.into_iter().map(|(record, pattern)| AppliedMemory {
+                record: record.clone(),
+                because: AppliedBecause::FitsScope(pattern.clone()),
+            });
+            (lookup, fitted.collect(), found, standing)
         }
     };
     let standing_preferences = standing.len();
@@ -194,9 +231,9 @@ pub fn build_turn(
     let standing_left_out = standing_preferences - standing.len();
     // A one-time clarification says how to read this very question, so it takes the
     // place of the retrieved lessons; standing preferences hold for every question.
-    let retrieved = match input.one_time_clarification {
-        Some(_) => Vec::new(),
-        None => found,
+    let (fitted, retrieved) = match input.one_time_clarification {
+        Some(_) => (Vec::new(), Vec::new()),
+        None => (fitted, found),
     };
     let applied: Vec<AppliedMemory> = standing
         .into_iter()
@@ -204,6 +241,7 @@ pub fn build_turn(
             record: record.clone(),
             because: AppliedBecause::EveryQuestion,
         })
+        .chain(fitted)
         .chain(retrieved.into_iter().filter_map(|found| {
             memory
                 .get(&found.scored.record)
@@ -227,7 +265,7 @@ pub fn build_turn(
             origin: ClarificationOrigin::Stored {
                 record: applied.record.id.clone(),
                 version: applied.record.version,
-                because: applied.because,
+                because: applied.because.clone(),
             },
         })
         .chain(
@@ -336,6 +374,7 @@ mod tests {
     use super::*;
     use crate::memory::Lesson;
     use crate::record::{Reach, RecordId, RecordKind, Source, Timestamp};
+    use crate::request_pattern::RequestPattern;
     use crate::retrieval::LevenshteinRetriever;
 
     fn memory_with(lessons: &[(&str, RecordKind)]) -> FeedbackMemory {
@@ -531,6 +570,77 @@ mod tests {
             retriever,
             at_most: PAGE_LESSONS_PER_TURN,
         }
+    }
+
+    fn scoped(text: &str, pattern: &str) -> RecordKind {
+        RecordKind::clarification_for(
+            text,
+            Reach::QuestionsLike(vec![RequestPattern::parse(pattern).unwrap()]),
+        )
+    }
+
+    #[test]
+    fn a_question_that_fits_a_lessons_scope_gets_it_with_no_similarity_needed() {
+        let memory = memory_with(&[
+            ("Define entropy", scoped("I want a one-line definition", "define ___")),
+            ("How far is Lyon from Paris?", scoped("in kilometres", "how far is ___ from paris")),
+        ]);
+        let template = PromptTemplate::general();
+        let retriever = LevenshteinRetriever::default();
+        let ask = |question| {
+            build_turn(
+                &memory,
+                &config(&template, page_matching(&retriever), ExampleSelection::None),
+                &TurnInput {
+                    question,
+                    ..TurnInput::default()
+                },
+            )
+            .unwrap()
+        };
+        let define = ask("Define inflation.");
+        assert_eq!(define.applied.len(), 1);
+        assert_eq!(
+            define.applied[0].because,
+            AppliedBecause::FitsScope(RequestPattern::parse("define ___").unwrap())
+        );
+        assert_eq!(
+            define.query,
+            "Define inflation. | clarification: I want a one-line definition"
+        );
+        assert_eq!(ask("How far is Berlin from Paris?").applied.len(), 1);
+        // Not the scope the user confirmed, and too many edits away for retrieval.
+        assert!(ask("Explain inflation.").applied.is_empty());
+        assert!(ask("How far is Berlin from Munich?").applied.is_empty());
+        assert!(ask("How old is Lyon?").applied.is_empty());
+    }
+
+    #[test]
+    fn a_lesson_marked_not_relevant_is_kept_off_even_where_its_scope_fits() {
+        let mut memory = memory_with(&[("Define entropy", scoped("one line", "define ___"))]);
+        let record = memory.get(&RecordId("r0".into())).unwrap().clone();
+        let written = memory
+            .plan_not_relevant(
+                &record.id,
+                record.version,
+                "Define Paris",
+                RecordId("r0-not-for".into()),
+                Timestamp(9),
+            )
+            .unwrap();
+        memory.apply(&written);
+        let template = PromptTemplate::general();
+        let retriever = LevenshteinRetriever::default();
+        let turn = build_turn(
+            &memory,
+            &config(&template, page_matching(&retriever), ExampleSelection::None),
+            &TurnInput {
+                question: "Define Rome",
+                ..TurnInput::default()
+            },
+        )
+        .unwrap();
+        assert!(turn.applied.is_empty(), "{:?}", turn.applied);
     }
 
     #[test]

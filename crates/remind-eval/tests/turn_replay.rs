@@ -76,7 +76,7 @@ fn a_mem_prompt_step_replays_through_the_page_to_the_same_bytes() {
         Correction {
             clarification: feedback,
             durability: Durability::Lasting,
-            reach: Reach::SimilarQuestions,
+            reach: Reach::default(),
         },
     ))
     .unwrap();

@@ -23,6 +23,7 @@ mod prompt_panel;
 mod record_labels;
 mod reply_view;
 mod rule_proposal;
+mod scope_editor;
 mod settings_panel;
 mod storage_status;
 mod transfer_panel;

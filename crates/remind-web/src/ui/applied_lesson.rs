@@ -20,17 +20,18 @@ enum MarkState {
 }
 
 /// One applied lesson, and "not relevant here" to keep it off questions of this kind.
-/// `data-score` carries the retrieval score, absent for a standing preference, which is
-/// not retrieved.
+/// `data-score` carries the retrieval score, absent for a standing preference and for a
+/// lesson whose scope the question fits, which are not retrieved.
 #[component]
 pub fn AppliedLesson(applied: AppliedMemory, question: String) -> impl IntoView {
     let page = use_page();
     let mark = RwSignal::new(MarkState::Unmarked);
-    let (because_tag, score_attribute) = match applied.because {
+    let (because_tag, score_attribute) = match &applied.because {
+        AppliedBecause::FitsScope(_) => ("fits-scope", None),
         AppliedBecause::Similar { score, .. } => ("similar", Some(score.value().to_string())),
         AppliedBecause::EveryQuestion => ("every-question", None),
     };
-    let because = applied_because_label(applied.because);
+    let because = applied_because_label(&applied.because);
     let (id, version) = (applied.record.id.clone(), applied.record.version);
     let on_not_relevant = move |_| {
         let (id, question) = (id.clone(), question.clone());

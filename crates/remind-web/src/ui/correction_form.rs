@@ -6,13 +6,13 @@ use leptos::task::spawn_local;
 
 use crate::ui::correction_scope::{Scope, ScopeChoice};
 use crate::ui::page_context::{TurnState, use_page};
-use crate::ui::record_labels::reach_label;
 use crate::ui::rule_proposal::RuleProposalView;
+use crate::ui::scope_editor::ScopeEditor;
 use remind_app::correct::{CorrectError, CorrectionOutcome};
 use remind_app::revise::ReviseError;
 use remind_core::memory::MemoryError;
-use remind_core::record::Reach;
 use remind_core::reflection::RuleProposal;
+use remind_core::request_pattern::{RequestPattern, ScopeWord};
 
 /// The state of the last save, mirrored in `data-state` for tests and styling.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,7 +58,8 @@ pub fn CorrectionForm() -> impl IntoView {
     let page = use_page();
     let open = RwSignal::new(false);
     let text = RwSignal::new(String::new());
-    let scope = RwSignal::new(Scope::Remember(Reach::SimilarQuestions));
+    let scope = RwSignal::new(Scope::QuestionsLikeThisOne);
+    let words = RwSignal::new(Vec::<ScopeWord>::new());
     let save = RwSignal::new(SaveState::Idle);
     let proposal = RwSignal::new(None::<RuleProposal>);
     let answered = move || matches!(page.turn.get(), TurnState::Answered(_));
@@ -71,11 +72,14 @@ pub fn CorrectionForm() -> impl IntoView {
             open.set(false);
             proposal.set(None);
             save.set(SaveState::Idle);
-            scope.set(Scope::Remember(Reach::SimilarQuestions));
+            scope.set(Scope::QuestionsLikeThisOne);
         }
     });
 
     let on_open = move |_| {
+        if let Some(turn) = page.answered_turn() {
+            words.set(RequestPattern::proposed_for(&turn.prepared.question));
+        }
         open.set(true);
         save.set(SaveState::Idle);
     };
@@ -85,7 +89,13 @@ pub fn CorrectionForm() -> impl IntoView {
             return;
         };
         let chosen = scope.get_untracked();
-        let correction = chosen.correction(text.get_untracked());
+        let correction = match chosen.correction(text.get_untracked(), &words.get_untracked()) {
+            Ok(correction) => correction,
+            Err(why) => {
+                save.set(SaveState::Error(format!("Not saved: {why}")));
+                return;
+            }
+        };
         save.set(SaveState::Pending);
         let session = page.session();
         spawn_local(async move {
@@ -160,12 +170,12 @@ pub fn CorrectionForm() -> impl IntoView {
                     ></textarea>
                     <fieldset class="scope">
                         <legend>"Apply it to"</legend>
-                        <ScopeChoice id="clarification-reach-similar" value=Scope::Remember(Reach::SimilarQuestions) scope
-                            label=reach_label(Reach::SimilarQuestions)/>
-                        <ScopeChoice id="clarification-reach-every" value=Scope::Remember(Reach::EveryQuestion) scope
-                            label=reach_label(Reach::EveryQuestion)/>
-                        <ScopeChoice id="clarification-once" value=Scope::JustThisOnce scope
-                            label="just this once (apply now, do not remember)"/>
+                        <ScopeChoice id="clarification-reach-similar" value=Scope::QuestionsLikeThisOne scope/>
+                        <Show when=move || scope.get() == Scope::QuestionsLikeThisOne>
+                            <ScopeEditor words/>
+                        </Show>
+                        <ScopeChoice id="clarification-reach-every" value=Scope::EveryQuestion scope/>
+                        <ScopeChoice id="clarification-once" value=Scope::JustThisOnce scope/>
                     </fieldset>
                     <div class="correction-actions">
                         <button id="clarification-save" type="submit" prop:disabled=saving>"Save"</button>

@@ -3,37 +3,56 @@
 
 use leptos::prelude::*;
 
+use crate::ui::scope_editor::chosen_pattern;
 use remind_app::correct::Correction;
 use remind_core::record::Reach;
+use remind_core::request_pattern::ScopeWord;
 use remind_core::write_gate::Durability;
 
 /// Where the user wants the correction to go: the three choices of the form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
-    Remember(Reach),
+    QuestionsLikeThisOne,
+    EveryQuestion,
     JustThisOnce,
 }
 
 impl Scope {
-    pub fn correction(self, clarification: String) -> Correction {
+    pub fn label(self) -> &'static str {
+        match self {
+            Scope::QuestionsLikeThisOne => "questions like this one",
+            Scope::EveryQuestion => "every question (a name, a language, a tone, a length)",
+            Scope::JustThisOnce => "just this once (apply now, do not remember)",
+        }
+    }
+
+    /// The correction to send; under "questions like this one", the pattern the chosen
+    /// words make, or why they make none.
+    pub fn correction(
+        self,
+        clarification: String,
+        words: &[ScopeWord],
+    ) -> Result<Correction, String> {
         let (durability, reach) = match self {
-            Scope::Remember(reach) => (Durability::Lasting, reach),
+            Scope::QuestionsLikeThisOne => (
+                Durability::Lasting,
+                Reach::QuestionsLike(vec![chosen_pattern(words)?]),
+            ),
+            Scope::EveryQuestion => (Durability::Lasting, Reach::EveryQuestion),
             Scope::JustThisOnce => (Durability::JustThisOnce, Reach::default()),
         };
-        Correction {
+        Ok(Correction {
             clarification,
             durability,
             reach,
-        }
+        })
     }
 
     pub fn saved_note(self, replaced_one: bool) -> &'static str {
         match (self, replaced_one) {
             (_, true) => "Saved. It replaces the earlier lesson for this kind of question.",
-            (Scope::Remember(Reach::EveryQuestion), false) => {
-                "Saved. It will go with every question."
-            }
-            _ => "Saved. It will be applied to similar questions.",
+            (Scope::EveryQuestion, false) => "Saved. It will go with every question.",
+            _ => "Saved. It will be applied to questions like this one.",
         }
     }
 }
@@ -43,7 +62,6 @@ pub fn ScopeChoice(
     id: &'static str,
     value: Scope,
     scope: RwSignal<Scope>,
-    label: &'static str,
 ) -> impl IntoView {
     view! {
         <label class="scope-choice">
@@ -54,7 +72,7 @@ pub fn ScopeChoice(
                 prop:checked=move || scope.get() == value
                 on:change=move |_| scope.set(value)
             />
-            {label}
+            {value.label()}
         </label>
     }
 }

@@ -17,7 +17,7 @@ fn clarification_line(attached: &AttachedClarification) -> String {
         ClarificationOrigin::Stored { because, .. } => format!(
             "“{}” — from memory, {}",
             attached.text,
-            applied_because_label(*because)
+            applied_because_label(because)
         ),
         ClarificationOrigin::OneTime => format!("“{}” — this turn only", attached.text),
     }

@@ -48,27 +48,30 @@ pub fn kind_label(record: &MemoryRecord) -> &'static str {
     }
 }
 
-/// Which questions a clarification goes with, as the correction form offers it.
-pub fn reach_label(reach: Reach) -> &'static str {
-    match reach {
-        Reach::SimilarQuestions => "questions like this one",
-        Reach::EveryQuestion => "every question",
-    }
-}
-
 /// Which questions a stored record goes with, for the memory browser.
 pub fn scope_label(record: &MemoryRecord) -> String {
     match record.kind.reach() {
-        Some(reach) => format!("applies to {}", reach_label(reach)),
+        Some(Reach::EveryQuestion) => "applies to every question".into(),
+        Some(Reach::QuestionsLike(patterns)) if patterns.is_empty() => {
+            "applies to questions close enough in meaning".into()
+        }
+        Some(Reach::QuestionsLike(patterns)) => {
+            let patterns: Vec<String> = patterns.iter().map(|p| format!("“{p}”")).collect();
+            format!(
+                "applies to {}, and to questions close enough in meaning",
+                patterns.join(", ")
+            )
+        }
         None => "shown as an example for similar questions".into(),
     }
 }
 
 /// Why a stored lesson went with this turn, in words.
-pub fn applied_because_label(because: AppliedBecause) -> String {
+pub fn applied_because_label(because: &AppliedBecause) -> String {
     match because {
+        AppliedBecause::FitsScope(pattern) => format!("fits its scope “{pattern}”"),
         AppliedBecause::Similar { score, decision } => {
-            format!("{score}; {}", decision_label(decision))
+            format!("{score}; {}", decision_label(*decision))
         }
         AppliedBecause::EveryQuestion => "you asked for it on every question".into(),
     }
