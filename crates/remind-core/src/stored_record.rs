@@ -8,11 +8,11 @@
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::memory_key::MemoryKey;
-use crate::request_pattern::RequestPattern;
 use crate::record::{
     Actor, ChangeNote, ChangeReason, MemoryRecord, Reach, RecordId, RecordKind, RecordState,
     RecordStats, Source, StoredEmbedding, Timestamp,
 };
+use crate::request_pattern::RequestPattern;
 
 /// The record layout this build writes: the fields of the first export format and of
 /// IndexedDB schema 2. A change to it is a new version with a migration, never an edit.

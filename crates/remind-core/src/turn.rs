@@ -205,12 +205,8 @@ pub fn build_turn(
                 .filter(|r| !fitting.iter().any(|(f, _)| f.key == r.key))
                 .filter(|r| r.kind.patterns().is_empty() || r.key != kind_of_question)
                 .collect();
-            let (lookup, found) = matches(
-                retriever,
-                &retrieval_query,
-                &rest,
-                at_most - fitting.len(),
-            );
+            let (lookup, found) =
+                matches(retriever, &retrieval_query, &rest, at_most - fitting.len());
             let fitted = fitting.into_iter().map(|(record, pattern)| AppliedMemory {
                 record: record.clone(),
                 because: AppliedBecause::FitsScope(pattern.clone()),
@@ -582,8 +578,14 @@ mod tests {
     #[test]
     fn a_question_that_fits_a_lessons_scope_gets_it_with_no_similarity_needed() {
         let memory = memory_with(&[
-            ("Define entropy", scoped("I want a one-line definition", "define ___")),
-            ("How far is Lyon from Paris?", scoped("in kilometres", "how far is ___ from paris")),
+            (
+                "Define entropy",
+                scoped("I want a one-line definition", "define ___"),
+            ),
+            (
+                "How far is Lyon from Paris?",
+                scoped("in kilometres", "how far is ___ from paris"),
+            ),
         ]);
         let template = PromptTemplate::general();
         let retriever = LevenshteinRetriever::default();
