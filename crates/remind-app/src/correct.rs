@@ -59,13 +59,14 @@ pub fn version_seen(view: &FeedbackMemory, turn: &Turn) -> Option<u32> {
         )
 }
 
-/// The lessons retrieved for a turn because they matched its question. Standing
-/// preferences ride along with every turn, so a correction says nothing about them.
+/// The lessons a turn got because they matched its question: its scope or its
+/// similarity. Standing preferences ride along with every turn, so a correction says
+/// nothing about them.
 pub fn retrieved_for(turn: &Turn) -> Vec<RecordId> {
     turn.prepared
         .applied
         .iter()
-        .filter(|applied| matches!(applied.because, AppliedBecause::Similar { .. }))
+        .filter(|applied| !matches!(applied.because, AppliedBecause::EveryQuestion))
         .map(|applied| applied.record.id.clone())
         .collect()
 }

@@ -17,6 +17,8 @@ use remind_core::record::{
     ChangeReason, MemoryRecord, Reach, RecordId, RecordKind, RecordState, Timestamp,
 };
 use remind_core::withdrawal::UndoOutcome;
+use remind_core::request_pattern::RequestPattern;
+use remind_core::turn::AppliedBecause;
 use remind_core::write_gate::{Durability, Refusal};
 use support::scripted::{SharedStore, TestSession, block_on, session_over};
 
@@ -99,6 +101,30 @@ fn check_2_a_differently_worded_correction_finds_its_target_by_key() {
     assert_eq!(written.current.supersedes, Some(fact.current.id));
     assert_eq!(written.current.key, like_key());
     assert_eq!(replaced.stats.times_failed_after_applied, 1);
+}
+
+#[test]
+fn a_lesson_applied_because_its_scope_fits_counts_as_misfired_when_the_turn_is_corrected() {
+    let store = SharedStore::default();
+    let session = session_over(&store, "tab");
+    let turn = block_on(session.ask("Define entropy.")).unwrap();
+    let scoped = Correction {
+        reach: Reach::QuestionsLike(vec![RequestPattern::parse("define ___").unwrap()]),
+        ..lasting("I want a one-line definition")
+    };
+    block_on(session.correct(&turn, scoped)).expect("saved");
+    let turn = block_on(session.ask("Define inflation.")).unwrap();
+    let [applied] = turn.prepared.applied.as_slice() else {
+        panic!("the scoped lesson, and only it, is applied")
+    };
+    assert!(matches!(applied.because, AppliedBecause::FitsScope(_)));
+    let outcome = block_on(session.correct(&turn, lasting("I want an example too"))).unwrap();
+    let CorrectionOutcome::Saved(written) = outcome else {
+        panic!("the correction is stored")
+    };
+    let misfired = written.misfired.first().expect("the applied lesson misfired");
+    assert_eq!(misfired.id, applied.record.id);
+    assert_eq!(misfired.stats.times_failed_after_applied, 1);
 }
 
 #[test]
