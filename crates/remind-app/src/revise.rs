@@ -10,7 +10,7 @@ use thiserror::Error;
 
 use crate::ports::{MemoryStore, StoreError};
 use remind_core::import_plan::ImportPlanError;
-use remind_core::memory::{ExceptionChange, FeedbackMemory, MemoryError, Written};
+use remind_core::memory::{ScopeChange, FeedbackMemory, MemoryError, Written};
 use remind_core::memory_key::MemoryKey;
 use remind_core::record::{MemoryRecord, RecordId, Timestamp};
 use remind_core::withdrawal::{UndoOutcome, Undone};
@@ -113,17 +113,17 @@ pub async fn edit(
 
 /// Changes where a current clarification applies: "not relevant here" under a turn, or
 /// taking such a mark back (`expected`: the version the user was shown).
-pub async fn change_exception(
+pub async fn change_scope(
     store: &impl MemoryStore,
     id: &RecordId,
     expected: u32,
     question: &str,
-    change: ExceptionChange,
+    change: ScopeChange,
     new_id: RecordId,
     now: Timestamp,
 ) -> Revision<Written> {
     revise(store, |memory| {
-        let written = memory.plan_exception_change(id, expected, question, change, new_id, now)?;
+        let written = memory.plan_scope_change(id, expected, question, change, new_id, now)?;
         let change = StoreChange::put(written.records());
         Ok((written, change))
     })

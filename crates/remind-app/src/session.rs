@@ -28,7 +28,7 @@ use remind_core::import_plan::{ImportMode, ImportPlan};
 use remind_core::learning_curve::{
     LearningCurve, QUESTIONS_PER_BUCKET, TurnEvent, TurnEventKind, TurnId, learning_curve,
 };
-use remind_core::memory::{ExceptionChange, FeedbackMemory, Written};
+use remind_core::memory::{ScopeChange, FeedbackMemory, Written};
 use remind_core::memory_key::MemoryKey;
 use remind_core::memory_query::{self, MemoryFilter};
 use remind_core::prompt::PromptTemplate;
@@ -222,15 +222,15 @@ where
     /// "Not relevant here" under a turn (the applied lesson `id` at the version the turn
     /// carried is kept off questions of `question`'s kind), or taking such a mark back
     /// in the memory browser.
-    pub async fn change_exception(
+    pub async fn change_scope(
         &self,
         id: &RecordId,
         expected: u32,
         question: &str,
-        change: ExceptionChange,
+        change: ScopeChange,
     ) -> Result<Written, ReviseError> {
         let (new_id, now) = (self.ports.ids.next_id(), self.ports.clock.now());
-        let revision = revise::change_exception(
+        let revision = revise::change_scope(
             &self.ports.store,
             id,
             expected,

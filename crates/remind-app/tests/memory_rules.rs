@@ -10,7 +10,7 @@ use remind_app::correct::{CorrectError, Correction, CorrectionOutcome};
 use remind_app::in_memory_store::InMemoryStore;
 use remind_app::ports::StoreError;
 use remind_app::revise::ReviseError;
-use remind_core::memory::{ExceptionChange, FeedbackMemory, Lesson, MemoryError};
+use remind_core::memory::{ScopeChange, FeedbackMemory, Lesson, MemoryError};
 use remind_core::memory_key::MemoryKey;
 use remind_core::memory_query::{KindFilter, MemoryFilter, StateFilter, list};
 use remind_core::record::{
@@ -686,11 +686,11 @@ fn not_relevant_here_keeps_a_lesson_off_that_kind_of_question_across_reloads_unt
     let [applied] = turn.prepared.applied.as_slice() else {
         panic!("the like lesson is applied to its neighbour by wording")
     };
-    let written = block_on(session.change_exception(
+    let written = block_on(session.change_scope(
         &applied.record.id,
         applied.record.version,
         &turn.prepared.question,
-        ExceptionChange::NotRelevantHere,
+        ScopeChange::NotRelevantHere,
     ))
     .expect("the mark is saved");
     assert_eq!(written.current.kind.not_for(), ["What is unlike < hot > ?"]);
@@ -710,11 +710,11 @@ fn not_relevant_here_keeps_a_lesson_off_that_kind_of_question_across_reloads_unt
     );
 
     // A second mark on the same kind of question is refused, and writes nothing.
-    let twice = block_on(reloaded.change_exception(
+    let twice = block_on(reloaded.change_scope(
         &written.current.id,
         written.current.version,
         "What is unlike < cold > ?",
-        ExceptionChange::NotRelevantHere,
+        ScopeChange::NotRelevantHere,
     ));
     assert!(matches!(
         twice,
@@ -738,18 +738,18 @@ fn a_not_relevant_mark_is_taken_back_in_the_memory_browser() {
     let session = session_over(&store, "tab");
     teach(&session, "What is like < fast > ?", SYNONYM);
     let lesson = session.current_records().remove(0);
-    let marked = block_on(session.change_exception(
+    let marked = block_on(session.change_scope(
         &lesson.id,
         lesson.version,
         "What is unlike < hot > ?",
-        ExceptionChange::NotRelevantHere,
+        ScopeChange::NotRelevantHere,
     ))
     .unwrap();
-    let back = block_on(session.change_exception(
+    let back = block_on(session.change_scope(
         &marked.current.id,
         marked.current.version,
         "What is unlike < hot > ?",
-        ExceptionChange::RelevantAgain,
+        ScopeChange::RelevantAgain,
     ))
     .unwrap();
     assert!(back.current.kind.not_for().is_empty());

@@ -10,9 +10,10 @@ use thiserror::Error;
 
 use crate::memory_key::MemoryKey;
 use crate::record::{
-    Actor, ChangeNote, ChangeReason, MAX_EXCEPTIONS_PER_LESSON, MemoryRecord, RecordId, RecordKind,
-    RecordState, RecordStats, Source, Timestamp,
+    Actor, ChangeNote, ChangeReason, MAX_EXCEPTIONS_PER_LESSON, MAX_PATTERNS_PER_LESSON,
+    MemoryRecord, Reach, RecordId, RecordKind, RecordState, RecordStats, Source, Timestamp,
 };
+use crate::request_pattern::{PatternError, RequestPattern};
 use crate::verified_examples::example_key;
 use crate::write_gate::{self, Durability, Origin, Refusal};
 
@@ -68,13 +69,17 @@ impl Written {
     }
 }
 
-/// A change of the kinds of question a clarification is kept off.
+/// A change of the questions a clarification applies to, made from one question.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExceptionChange {
-    /// "Not relevant here", pressed under a turn: keep it off the question's kind.
+pub enum ScopeChange {
+    /// "Not relevant here", pressed under a turn or on a suggestion: keep it off the
+    /// question's kind.
     NotRelevantHere,
     /// "Apply there again", in the memory browser: take one such mark back.
     RelevantAgain,
+    /// A suggestion accepted: the lesson applies to questions like this one too (the
+    /// question's proposed pattern joins its scope; a mark on its kind is taken back).
+    AppliesHereToo,
 }
 
 /// Why a planned change was refused; nothing is written in any of these cases.
@@ -103,6 +108,14 @@ pub enum MemoryError {
     Unchanged,
     #[error("this lesson is already not applied to questions like this one")]
     AlreadyNotRelevant,
+    #[error("this lesson already applies to questions like this one")]
+    AlreadyApplies,
+    #[error(
+        "this lesson already applies to {MAX_PATTERNS_PER_LESSON} kinds of question; choose \"every question\" for it instead"
+    )]
+    TooManyPatterns,
+    #[error("cannot tell what kind of question this is: {0}")]
+    NoPattern(#[from] PatternError),
     #[error("this lesson was not marked as not relevant to that question; nothing to take back")]
     NoSuchException,
     #[error(
@@ -264,24 +277,84 @@ impl FeedbackMemory {
         ))
     }
 
-    /// Plans a change of where a clarification applies (see [`ExceptionChange`]).
-    pub fn plan_exception_change(
+    /// Plans a change of where a clarification applies (see [`ScopeChange`]).
+    pub fn plan_scope_change(
         &self,
         id: &RecordId,
         expected: u32,
         question: &str,
-        change: ExceptionChange,
+        change: ScopeChange,
         new_id: RecordId,
         now: Timestamp,
     ) -> Result<Written, MemoryError> {
         match change {
-            ExceptionChange::NotRelevantHere => {
+            ScopeChange::NotRelevantHere => {
                 self.plan_not_relevant(id, expected, question, new_id, now)
             }
-            ExceptionChange::RelevantAgain => {
+            ScopeChange::RelevantAgain => {
                 self.plan_relevant_again(id, expected, question, new_id, now)
             }
+            ScopeChange::AppliesHereToo => {
+                self.plan_applies_here_too(id, expected, question, new_id, now)
+            }
         }
+    }
+
+    /// Plans widening the current clarification `id` (at version `expected`) to
+    /// questions like `question`: its proposed pattern joins the lesson's scope, and a
+    /// "not relevant here" mark on its kind is taken back. The question is stored in the
+    /// pattern's words, so it passes the write gate first.
+    pub fn plan_applies_here_too(
+        &self,
+        id: &RecordId,
+        expected: u32,
+        question: &str,
+        new_id: RecordId,
+        now: Timestamp,
+    ) -> Result<Written, MemoryError> {
+        let question = question.trim();
+        write_gate::admit_question(question)?;
+        let record = self.check_current(id, expected)?;
+        let RecordKind::Clarification {
+            text,
+            reach: reach_now,
+            not_for,
+        } = &record.kind
+        else {
+            return Err(MemoryError::NotAClarification);
+        };
+        let key = MemoryKey::of_question(question);
+        let not_for: Vec<String> = not_for
+            .iter()
+            .filter(|q| MemoryKey::of_question(q) != key)
+            .cloned()
+            .collect();
+        let reach = match reach_now {
+            Reach::EveryQuestion => Reach::EveryQuestion,
+            Reach::QuestionsLike(patterns) if patterns.iter().any(|p| p.fits(question)) => {
+                reach_now.clone()
+            }
+            Reach::QuestionsLike(patterns) => {
+                if patterns.len() >= MAX_PATTERNS_PER_LESSON {
+                    return Err(MemoryError::TooManyPatterns);
+                }
+                let pattern = RequestPattern::proposal(question)?;
+                Reach::QuestionsLike(patterns.iter().cloned().chain([pattern]).collect())
+            }
+        };
+        if reach == *reach_now && not_for.len() == record.kind.not_for().len() {
+            return Err(MemoryError::AlreadyApplies);
+        }
+        let lesson = Lesson {
+            question: record.question.clone(),
+            kind: RecordKind::Clarification {
+                text: text.clone(),
+                reach,
+                not_for,
+            },
+            source: record.source,
+        };
+        Ok(self.plan_where_it_applies(record, lesson, new_id, now))
     }
 
     /// Plans "not relevant here": the current clarification `id` (at version `expected`)
@@ -355,6 +428,17 @@ impl FeedbackMemory {
             kind,
             source: record.source,
         };
+        self.plan_where_it_applies(record, lesson, new_id, now)
+    }
+
+    /// A new version of `record` that differs only in where it applies.
+    fn plan_where_it_applies(
+        &self,
+        record: &MemoryRecord,
+        lesson: Lesson,
+        new_id: RecordId,
+        now: Timestamp,
+    ) -> Written {
         let mut written = self.supersede(
             record.key.clone(),
             lesson,
@@ -566,6 +650,45 @@ mod tests {
                 .kind
                 .is_excluded_from(&MemoryKey::of_question("How far is Berlin from Munich?"))
         );
+    }
+
+    #[test]
+    fn an_accepted_suggestion_widens_the_scope_and_takes_back_a_mark_on_that_kind() {
+        let mut memory = FeedbackMemory::default();
+        write(&mut memory, "How far is Lyon from Paris?", KM, "km", 1);
+        not_relevant(&mut memory, "km", "What's the distance between Lyon and Paris?", "km2");
+        let current = memory.get(&RecordId("km2".into())).unwrap().clone();
+        let widen = |memory: &FeedbackMemory, record: &MemoryRecord, question: &str| {
+            memory.plan_scope_change(
+                &record.id,
+                record.version,
+                question,
+                ScopeChange::AppliesHereToo,
+                RecordId(format!("{}+", record.id.0)),
+                Timestamp(20),
+            )
+        };
+        let written = widen(&memory, &current, "What's the distance between Berlin and Rome?")
+            .expect("widened");
+        memory.apply(&written);
+        let patterns: Vec<String> = written
+            .current
+            .kind
+            .patterns()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(patterns, ["what's the distance between ___ and ___"]);
+        assert!(written.current.kind.not_for().is_empty(), "the mark on that kind is gone");
+        assert_eq!(written.current.clarification(), Some(KM));
+        assert_eq!(
+            widen(&memory, &written.current, "What's the distance between Oslo and Bergen?"),
+            Err(MemoryError::AlreadyApplies)
+        );
+        assert!(matches!(
+            widen(&memory, &written.current, "password: hunter2hunter2"),
+            Err(MemoryError::Refused(_))
+        ));
     }
 
     #[test]

@@ -143,8 +143,9 @@ pub enum ChangeReason {
     CorrectedAfterApplied,
     /// The user edited the lesson's text in the memory browser.
     Edited,
-    /// The user marked the lesson "not relevant here" under a turn, or took such a mark
-    /// back in the memory browser.
+    /// The user changed where the lesson applies: marked it "not relevant here" under a
+    /// turn, took such a mark back in the memory browser, or accepted it for another
+    /// kind of question from a suggestion.
     ExceptionsChanged,
     /// The user withdrew the lesson; it stays in history.
     Withdrawn,

@@ -38,6 +38,11 @@ pub const STANDING_PREFERENCES_PER_TURN: usize = 5;
 /// turn, on top of the standing preferences.
 pub const PAGE_LESSONS_PER_TURN: usize = 3;
 
+/// How far below the match threshold τ a lesson's cosine may be and still be offered
+/// as a suggestion rather than left out: close enough to be worth one click, not
+/// close enough to be applied unasked (the small local model follows any lesson).
+pub const SUGGESTION_BAND: f32 = 0.15;
+
 /// Whether a turn consults the stored clarifications, and how it matches them.
 #[derive(Clone, Copy)]
 pub enum LessonMatching<'a> {
@@ -116,6 +121,14 @@ pub struct AppliedMemory {
     pub because: AppliedBecause,
 }
 
+/// The closest lesson when none was close enough to apply: offered to the user, never
+/// sent unless they accept it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Suggestion {
+    pub record: MemoryRecord,
+    pub score: Score,
+}
+
 /// A turn ready to send: the query as the model will see it, and the whole prompt.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PreparedTurn {
@@ -129,6 +142,9 @@ pub struct PreparedTurn {
     /// retrieved lessons best first. Only the standing preferences when a one-time
     /// clarification took the others' place.
     pub applied: Vec<AppliedMemory>,
+    /// The closest lesson below the threshold, within [`SUGGESTION_BAND`] of it, when
+    /// nothing was retrieved for this turn.
+    pub suggestion: Option<Suggestion>,
     /// The verified examples sent with this turn (ids, similarity), most similar last.
     pub examples: Vec<ChosenExample>,
     /// The prompt part by part, for the "show prompt" panel; renders to `request.prompt`.
@@ -213,6 +229,17 @@ pub fn build_turn(
             });
             (lookup, fitted.collect(), found, standing)
         }
+    };
+    let suggestion = match (input.one_time_clarification, &lookup.best, lookup.decision) {
+        (None, Some(best), Decision::Cosine { cosine, tau })
+            if cosine < tau && cosine >= tau - SUGGESTION_BAND =>
+        {
+            memory.get(&best.record).map(|record| Suggestion {
+                record: record.clone(),
+                score: best.score,
+            })
+        }
+        _ => None,
     };
     let standing_preferences = standing.len();
     let mut standing = standing;
@@ -319,6 +346,7 @@ pub fn build_turn(
         query,
         lookup,
         applied,
+        suggestion,
         examples,
         breakdown,
         request: CompletionRequest {
@@ -371,7 +399,8 @@ mod tests {
     use crate::memory::Lesson;
     use crate::record::{Reach, RecordId, RecordKind, Source, Timestamp};
     use crate::request_pattern::RequestPattern;
-    use crate::retrieval::LevenshteinRetriever;
+    use crate::record::StoredEmbedding;
+    use crate::retrieval::{HybridRetriever, LevenshteinRetriever};
 
     fn memory_with(lessons: &[(&str, RecordKind)]) -> FeedbackMemory {
         let mut memory = FeedbackMemory::default();
@@ -643,6 +672,57 @@ mod tests {
         )
         .unwrap();
         assert!(turn.applied.is_empty(), "{:?}", turn.applied);
+    }
+
+    /// One lesson, "Give distances in kilometres", taught on "How far is Lyon from
+    /// Paris?" with the embedding (1, 0), and the turn for `question` embedded as
+    /// `(cos, sin)`: its cosine to the lesson is `cosine`.
+    fn turn_at_cosine(question: &str, cosine: f32) -> PreparedTurn {
+        let mut memory = memory_with(&[(
+            "How far is Lyon from Paris?",
+            RecordKind::clarification("Give distances in kilometres"),
+        )]);
+        let mut record = memory.get(&RecordId("r0".into())).unwrap().clone();
+        record.embedding = Some(StoredEmbedding::new("test", vec![1.0, 0.0]).unwrap());
+        memory.apply_records(&[record]);
+        let template = PromptTemplate::general();
+        let retriever = HybridRetriever { tau: 0.8 };
+        let embedding = [cosine, (1.0 - cosine * cosine).sqrt()];
+        build_turn(
+            &memory,
+            &config(
+                &template,
+                LessonMatching::By {
+                    retriever: &retriever,
+                    at_most: PAGE_LESSONS_PER_TURN,
+                },
+                ExampleSelection::None,
+            ),
+            &TurnInput {
+                question,
+                question_embedding: Some(&embedding),
+                one_time_clarification: None,
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn a_lesson_just_below_the_threshold_is_suggested_not_applied() {
+        let turn = turn_at_cosine("What's the distance between Lyon and Paris?", 0.72);
+        assert!(turn.applied.is_empty());
+        assert_eq!(turn.query, "What's the distance between Lyon and Paris?");
+        let suggestion = turn.suggestion.expect("offered");
+        assert_eq!(suggestion.record.id, RecordId("r0".into()));
+        assert!(matches!(suggestion.score, Score::Cosine(c) if (c - 0.72).abs() < 1e-4));
+    }
+
+    #[test]
+    fn a_lesson_far_below_the_threshold_or_above_it_is_not_suggested() {
+        assert!(turn_at_cosine("How old is Lyon?", 0.5).suggestion.is_none());
+        let applied = turn_at_cosine("What is the distance from Lyon to Paris?", 0.9);
+        assert_eq!(applied.applied.len(), 1);
+        assert!(applied.suggestion.is_none());
     }
 
     #[test]

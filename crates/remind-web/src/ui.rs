@@ -13,6 +13,7 @@ mod embedder_status;
 mod import_preview;
 mod json_download;
 mod learning_chart;
+mod lesson_suggestion;
 mod memory_browser;
 mod memory_exceptions;
 mod memory_history;

@@ -7,7 +7,7 @@ use leptos::task::spawn_local;
 use crate::ui::page_context::use_page;
 use crate::ui::record_labels::applied_because_label;
 use remind_app::ask::AppliedMemory;
-use remind_core::memory::ExceptionChange;
+use remind_core::memory::ScopeChange;
 use remind_core::turn::AppliedBecause;
 
 /// Where a "not relevant here" mark on one applied lesson stands.
@@ -39,7 +39,7 @@ pub fn AppliedLesson(applied: AppliedMemory, question: String) -> impl IntoView 
         spawn_local(async move {
             let outcome = page
                 .session()
-                .change_exception(&id, version, &question, ExceptionChange::NotRelevantHere)
+                .change_scope(&id, version, &question, ScopeChange::NotRelevantHere)
                 .await;
             mark.set(match outcome {
                 Ok(_) => MarkState::Saved,

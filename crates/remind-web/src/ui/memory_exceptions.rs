@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::ui::page_context::use_page;
-use remind_core::memory::ExceptionChange;
+use remind_core::memory::ScopeChange;
 use remind_core::record::MemoryRecord;
 
 /// The kinds of question the user marked this lesson "not relevant" to, each with a way
@@ -29,7 +29,7 @@ pub fn MemoryExceptions(record: MemoryRecord, busy: RwSignal<bool>) -> impl Into
                 spawn_local(async move {
                     let outcome = page
                         .session()
-                        .change_exception(&id, version, &question, ExceptionChange::RelevantAgain)
+                        .change_scope(&id, version, &question, ScopeChange::RelevantAgain)
                         .await;
                     busy.set(false);
                     page.report(outcome, |_| {

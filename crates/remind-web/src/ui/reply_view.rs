@@ -1,10 +1,12 @@
 //! The reply, split into the model's understanding and its answer, with every stored
-//! lesson that was applied and why, and any error in words the user can act on.
+//! lesson that was applied and why, the closest lesson that was not (as a suggestion),
+//! and any error in words the user can act on.
 
 use leptos::prelude::*;
 
 use crate::ui::applied_lesson::AppliedLesson;
 use crate::ui::confirm_answer::ConfirmAnswer;
+use crate::ui::lesson_suggestion::LessonSuggestion;
 use crate::ui::page_context::{TurnState, use_page};
 use crate::ui::prompt_panel::PromptPanel;
 use remind_app::ask::Turn;
@@ -47,6 +49,9 @@ fn Reply(turn: Turn) -> impl IntoView {
             </aside>
         }
     });
+    let suggestion = turn.prepared.suggestion.clone().map(|suggestion| {
+        view! { <LessonSuggestion suggestion question=turn.prepared.question.clone()/> }
+    });
     let confirmable = turn.reply.understanding.is_some() && turn.reply.answer.is_some();
     let confirm = confirmable.then(|| view! { <ConfirmAnswer turn=turn.clone()/> });
     view! {
@@ -60,6 +65,7 @@ fn Reply(turn: Turn) -> impl IntoView {
         <ul class="problems">
             {problems.into_iter().map(|p| view! { <li>{p}</li> }).collect_view()}
         </ul>
+        {suggestion}
         {confirm}
         <PromptPanel turn/>
     }
