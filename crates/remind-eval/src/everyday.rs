@@ -16,7 +16,9 @@ use remind_app::ports::{Completion, EmbedError, LlmError};
 use remind_core::memory::{FeedbackMemory, Lesson};
 use remind_core::memory_key::MemoryKey;
 use remind_core::prompt::{PromptMode, PromptTemplate, TokenBudget};
-use remind_core::record::{MemoryRecord, RecordId, StoredEmbedding, Timestamp};
+use remind_core::record::{
+    MemoryRecord, Reach, RecordId, RecordKind, Source, StoredEmbedding, Timestamp,
+};
 use remind_core::reply::parse_reply;
 use remind_core::retrieval::HybridRetriever;
 use remind_core::retrieval::embedding_refresh::embedded_text;
@@ -49,15 +51,23 @@ pub enum EverydayArm {
     /// every lesson a near miss got (a first pass over the near misses), so those kinds
     /// of question are kept off. It shows what the marks cost the follow-ups.
     AfterNotRelevantMarks,
+    /// The page with scoped lessons: each correction saved with the scope the page
+    /// proposes (the request-kind key's slots), taken as it is.
+    ProposedScopes,
+    /// The page with scoped lessons, each saved with the scope a person would pick in
+    /// the correction form (the fixture's `scope`, or the proposal where it has none).
+    ChosenScopes,
 }
 
 impl EverydayArm {
-    pub const ALL: [EverydayArm; 5] = [
+    pub const ALL: [EverydayArm; 7] = [
         EverydayArm::NoMemory,
         EverydayArm::WholeQuestion,
         EverydayArm::RequestKind,
         EverydayArm::SeveralLessons,
         EverydayArm::AfterNotRelevantMarks,
+        EverydayArm::ProposedScopes,
+        EverydayArm::ChosenScopes,
     ];
 
     pub fn name(self) -> &'static str {
@@ -67,6 +77,8 @@ impl EverydayArm {
             EverydayArm::RequestKind => "request kind, best lesson",
             EverydayArm::SeveralLessons => "request kind, up to 3 lessons (page)",
             EverydayArm::AfterNotRelevantMarks => "page, after \"not relevant here\" marks",
+            EverydayArm::ProposedScopes => "scoped lessons, scope as proposed (new)",
+            EverydayArm::ChosenScopes => "scoped lessons, scope a person picks (new)",
         }
     }
 
@@ -77,7 +89,20 @@ impl EverydayArm {
             EverydayArm::NoMemory
             | EverydayArm::RequestKind
             | EverydayArm::SeveralLessons
-            | EverydayArm::AfterNotRelevantMarks => MemoryKey::of_question(question),
+            | EverydayArm::AfterNotRelevantMarks
+            | EverydayArm::ProposedScopes
+            | EverydayArm::ChosenScopes => MemoryKey::of_question(question),
+        }
+    }
+
+    /// Where the arm's simulated user says a lesson applies, in the correction form.
+    fn reach(self, scenario: &Scenario) -> Reach {
+        match (self, &scenario.scope) {
+            (EverydayArm::ChosenScopes, Some(scope)) => Reach::QuestionsLike(vec![scope.clone()]),
+            (EverydayArm::ChosenScopes | EverydayArm::ProposedScopes, _) => {
+                Reach::proposed_for(&scenario.question)
+            }
+            _ => Reach::default(),
         }
     }
 }
@@ -258,7 +283,10 @@ pub fn replay_arm(
             EverydayArm::WholeQuestion | EverydayArm::RequestKind => {
                 LessonMatching::best(&retriever)
             }
-            EverydayArm::SeveralLessons | EverydayArm::AfterNotRelevantMarks => {
+            EverydayArm::SeveralLessons
+            | EverydayArm::AfterNotRelevantMarks
+            | EverydayArm::ProposedScopes
+            | EverydayArm::ChosenScopes => {
                 LessonMatching::By {
                     retriever: &retriever,
                     at_most: PAGE_LESSONS_PER_TURN,
@@ -437,7 +465,11 @@ fn learn(
             }
             (Err(_), false) => continue,
         }
-        let lesson = Lesson::user_clarification(&scenario.question, &scenario.correction);
+        let lesson = Lesson {
+            question: scenario.question.clone(),
+            kind: RecordKind::clarification_for(&scenario.correction, arm.reach(scenario)),
+            source: Source::UserStated,
+        };
         let id = RecordId(format!("everyday-{i}"));
         let written = match arm {
             // Before masking, every question was its own key: write into the arm's
@@ -456,6 +488,8 @@ fn learn(
             EverydayArm::RequestKind
             | EverydayArm::SeveralLessons
             | EverydayArm::AfterNotRelevantMarks
+            | EverydayArm::ProposedScopes
+            | EverydayArm::ChosenScopes
             | EverydayArm::NoMemory => memory.plan_write(lesson, id, Timestamp(i as i64)),
         };
         if let Some(replaced) = &written.replaced {

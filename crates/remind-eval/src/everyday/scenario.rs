@@ -3,6 +3,7 @@
 //! the lesson.
 
 use regex::Regex;
+use remind_core::request_pattern::RequestPattern;
 use serde::Deserialize;
 use thiserror::Error;
 
@@ -22,6 +23,8 @@ struct ScenarioLine {
     question: String,
     correction: String,
     lasting: bool,
+    #[serde(default)]
+    scope: Option<String>,
     follow_ups: Vec<Probe>,
     near_misses: Vec<Probe>,
     obeys: Option<String>,
@@ -38,6 +41,9 @@ pub struct Scenario {
     /// `false`: the user marks the correction "just this once"; it must never reach a
     /// later question.
     pub lasting: bool,
+    /// The scope a person would pick in the correction form, where it differs from the
+    /// page's proposal; `None`: they keep the proposal.
+    pub scope: Option<RequestPattern>,
     pub follow_ups: Vec<Probe>,
     pub near_misses: Vec<Probe>,
     obeys: Option<Regex>,
@@ -77,7 +83,14 @@ pub fn parse_scenarios(text: &str) -> Result<Vec<Scenario>, ScenarioError> {
                 .transpose()
                 .map_err(|e| error(format!("scenario {}: {e}", parsed.id)))
         };
+        let scope = parsed
+            .scope
+            .as_deref()
+            .map(RequestPattern::parse)
+            .transpose()
+            .map_err(|e| error(format!("scenario {}: scope: {e}", parsed.id)))?;
         let scenario = Scenario {
+            scope,
             obeys: compile(&parsed.obeys)?,
             obeys_not: compile(&parsed.obeys_not)?,
             id: parsed.id,
