@@ -142,3 +142,41 @@ test('a correction proposes its scope as the request with slots; a click makes a
     await context.close().catch(() => {});
   }
 });
+
+test('a lesson just below the threshold is offered, not sent; applying it widens its scope, declining keeps it off that kind', { timeout: 180_000 }, async () => {
+  const { context, page } = await freshApp(env, 'suggestion');
+  try {
+    const KM = 'I always want distances in kilometres.';
+    await ask(page, 'How far is Lyon from Paris?');
+    await correct(page, KM);
+
+    // A rephrasing: close in meaning, below τ, so offered and not sent.
+    await ask(page, "What's the distance between Lyon and Paris?");
+    assert.equal(await page.locator('#applied-memory').count(), 0, 'nothing is applied unasked');
+    assert.ok(!(await lastPrompt()).includes(KM), 'nor sent');
+    const offer = page.locator('#lesson-suggestion');
+    assert.match(await offer.textContent(), /A lesson may apply here: “I always want distances in kilometres\.”.*cosine 0\.8/);
+    await page.click('#suggestion-apply');
+    await page.locator('#applied-memory .applied-lesson[data-because="fits-scope"]').waitFor();
+    assert.ok((await lastPrompt()).includes(`What's the distance between Lyon and Paris? | clarification: ${KM}`));
+    // The request joined the scope: another pair of cities fits it at once.
+    await ask(page, "What's the distance between Berlin and Rome?");
+    assert.deepEqual((await appliedLessons(page)).map((l) => l.because), ['fits-scope']);
+    await openMemory(page);
+    const item = page.locator('#memory-list .memory-item', { hasText: KM });
+    assert.match(await item.locator('.memory-scope').textContent(), /“how far is ___ from ___”, “what's the distance between ___ and ___”/);
+
+    // Declined: kept off that kind of question, and not offered there again.
+    await ask(page, 'Give me a word that rhymes with moon.');
+    await correct(page, 'I want three rhymes, not one.');
+    await ask(page, 'Give me a synonym for moon.');
+    await page.locator('#lesson-suggestion').waitFor();
+    await page.click('#suggestion-decline');
+    await page.locator('.suggestion-status[data-state="declined"]').waitFor();
+    await ask(page, 'Give me a synonym for sun.');
+    assert.equal(await page.locator('#lesson-suggestion').count(), 0, 'not offered again for that kind');
+    assert.equal(await page.locator('#applied-memory').count(), 0);
+  } finally {
+    await context.close().catch(() => {});
+  }
+});

@@ -9,9 +9,13 @@ use remind_core::prompt::{PromptMode, TokenBudget};
 
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8081/v1";
 pub const DEFAULT_MODEL: &str = "qwen2.5-coder-1.5b-instruct";
-/// The cosine a paraphrase must reach to apply a stored lesson, chosen on the MemPrompt
-/// retriever pairs with off-the-shelf MiniLM on masked keys (docs/embedder.md, "Choosing τ").
-pub const DEFAULT_SEMANTIC_TAU: f32 = 0.80;
+/// The cosine a paraphrase must reach to apply a stored lesson unasked. 0.80 was chosen
+/// on the MemPrompt retriever pairs (docs/embedder.md, "Choosing τ"); since lessons
+/// carry a scope the user confirmed, the same request with other specifics fits the
+/// scope instead, and on everyday questions 0.90 applies no lesson to a near miss where
+/// 0.80 applied 9 of 96, while the band below it becomes a suggestion
+/// (docs/eval/everyday.md).
+pub const DEFAULT_SEMANTIC_TAU: f32 = 0.90;
 
 fn default_semantic_tau() -> f32 {
     DEFAULT_SEMANTIC_TAU

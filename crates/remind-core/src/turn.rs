@@ -41,7 +41,7 @@ pub const PAGE_LESSONS_PER_TURN: usize = 3;
 /// How far below the match threshold τ a lesson's cosine may be and still be offered
 /// as a suggestion rather than left out: close enough to be worth one click, not
 /// close enough to be applied unasked (the small local model follows any lesson).
-pub const SUGGESTION_BAND: f32 = 0.15;
+pub const SUGGESTION_BAND: f32 = 0.10;
 
 /// Whether a turn consults the stored clarifications, and how it matches them.
 #[derive(Clone, Copy)]

@@ -128,6 +128,8 @@ pub struct ProbeOutcome {
     pub applied_from: Vec<String>,
     /// For a one-time scenario's near miss: its instruction reached this prompt.
     pub one_time_leaked: bool,
+    /// The scenario whose lesson was offered as a suggestion (not sent), if any.
+    pub suggested_from: Option<String>,
     /// Whether the answer obeyed the lesson (follow-ups, when answers are judged).
     pub obeyed: Option<bool>,
     pub answer: Option<String>,
@@ -138,6 +140,10 @@ pub struct ProbeOutcome {
 impl ProbeOutcome {
     fn got_own_lesson(&self) -> bool {
         self.applied_from.contains(&self.scenario)
+    }
+
+    fn offered_own_lesson(&self) -> bool {
+        self.suggested_from.as_ref() == Some(&self.scenario)
     }
 
     /// A near miss that got its own scenario's lesson, or a one-time instruction.
@@ -192,6 +198,11 @@ impl std::fmt::Display for Share {
 pub struct Figures {
     pub applied: Share,
     pub wrongly_applied: Share,
+    /// Follow-ups whose own lesson was offered as a suggestion (one click applies it).
+    pub suggested: Share,
+    /// Near misses whose scenario's lesson was offered as a suggestion (one click
+    /// declines it).
+    pub wrongly_suggested: Share,
     pub obeyed: Share,
     pub prompt_tokens: usize,
     pub requests: usize,
@@ -202,11 +213,13 @@ impl Figures {
     fn add(&mut self, probe: &ProbeOutcome) {
         if probe.should_apply {
             self.applied.add(probe.got_own_lesson());
+            self.suggested.add(probe.offered_own_lesson());
             if let Some(obeyed) = probe.obeyed {
                 self.obeyed.add(obeyed);
             }
         } else {
             self.wrongly_applied.add(probe.wrongly_applied());
+            self.wrongly_suggested.add(probe.offered_own_lesson());
         }
         self.prompt_tokens += probe.prompt_tokens;
         self.requests += probe.requests;
@@ -331,6 +344,11 @@ pub fn replay_arm(
                 .filter_map(|a| scenario_of.get(a.record.question.as_str()))
                 .map(|id| id.to_string())
                 .collect();
+            let suggested_from = prepared
+                .suggestion
+                .as_ref()
+                .and_then(|s| scenario_of.get(s.record.question.as_str()))
+                .map(|id| id.to_string());
             let one_time_leaked = !scenario.lasting
                 && prepared
                     .request
@@ -361,6 +379,7 @@ pub fn replay_arm(
                 should_apply,
                 applied_from,
                 one_time_leaked,
+                suggested_from,
                 obeyed: judged.as_ref().map(|(obeyed, _)| *obeyed),
                 answer: judged.map(|(_, answer)| answer),
                 prompt_tokens: prepared.request.prompt.estimated_tokens(),
@@ -534,11 +553,12 @@ fn percent_cell(share: Share) -> String {
 }
 
 /// The arm the report details and sums up: the page's configuration before any user
-/// feedback, when it was replayed; else the last arm.
+/// feedback (each lesson saved with the scope the page proposes), when it was
+/// replayed; else the last arm.
 pub fn headline(outcomes: &[ArmOutcome]) -> Option<&ArmOutcome> {
     outcomes
         .iter()
-        .find(|o| o.arm == EverydayArm::SeveralLessons)
+        .find(|o| o.arm == EverydayArm::ProposedScopes)
         .or(outcomes.last())
 }
 
@@ -560,15 +580,17 @@ pub fn render_report(run: &EverydayRun, outcomes: &[ArmOutcome]) -> String {
         run.command
     ));
     out.push_str(
-        "| arm | follow-ups that got the lesson | near misses that wrongly got it | follow-ups whose answer obeys | prompt tokens per turn (est.) | requests per turn |\n|---|---|---|---|---|---|\n",
+        "| arm | follow-ups that got the lesson | near misses that wrongly got it | follow-ups offered it (suggestion) | near misses offered it | follow-ups whose answer obeys | prompt tokens per turn (est.) | requests per turn |\n|---|---|---|---|---|---|---|---|\n",
     );
     for outcome in outcomes {
         let f = outcome.figures();
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {:.0} | {:.2} |\n",
+            "| {} | {} | {} | {} | {} | {} | {:.0} | {:.2} |\n",
             outcome.arm.name(),
             percent_cell(f.applied),
             percent_cell(f.wrongly_applied),
+            percent_cell(f.suggested),
+            percent_cell(f.wrongly_suggested),
             percent_cell(f.obeyed),
             f.prompt_tokens_per_turn(),
             f.requests_per_turn()

@@ -343,6 +343,7 @@ fn probe_line(arm: EverydayArm, probe: &ProbeOutcome) -> String {
         "question": probe.question,
         "should_apply": probe.should_apply,
         "applied_from": probe.applied_from,
+        "suggested_from": probe.suggested_from,
         "wrongly_applied": probe.wrongly_applied(),
         "obeyed": probe.obeyed,
         "answer": probe.answer,
