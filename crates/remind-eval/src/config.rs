@@ -15,6 +15,7 @@ use clap::{Command, CommandFactory, FromArgMatches, Parser};
 
 use crate::EvalError;
 use crate::arm::ArmKind;
+use crate::everyday::EverydayArm;
 use crate::retry_policy::RetryPolicy;
 use remind_app::settings::{DEFAULT_BASE_URL, DEFAULT_MODEL, Endpoint};
 use remind_core::prompt::{PromptMode, TokenBudget};
@@ -48,6 +49,8 @@ pub struct EvalConfig {
     /// The everyday stream only: send follow-ups to the endpoint and judge answers
     /// (`false` with --retrieval-only).
     pub judge_answers: bool,
+    /// The everyday stream's arms to replay, in this order.
+    pub everyday_arms: Vec<EverydayArm>,
     /// The command as typed, for the reports.
     pub command_line: String,
 }
@@ -180,6 +183,9 @@ struct Flags {
     /// Everyday stream: measure which lessons attach without asking the endpoint for answers
     #[arg(long, help_heading = "Stream")]
     retrieval_only: bool,
+    /// Everyday stream: replay only these arms (comma-separated) [default: every arm]
+    #[arg(long, value_name = "LIST", value_delimiter = ',', help_heading = "Stream")]
+    everyday_arms: Vec<EverydayArm>,
 }
 
 /// A whole `--arms` value: one type for the list, so a repeated `--arms` replaces the
@@ -414,6 +420,11 @@ impl Flags {
             concurrency: self.concurrency.max(1),
             out: self.out,
             judge_answers: !self.retrieval_only,
+            everyday_arms: if self.everyday_arms.is_empty() {
+                EverydayArm::ALL.to_vec()
+            } else {
+                self.everyday_arms
+            },
             command_line,
         })
     }
@@ -479,6 +490,14 @@ mod tests {
             .unwrap()
             .unwrap();
         assert!(!c.judge_answers);
+        assert_eq!(c.everyday_arms, EverydayArm::ALL);
+        let c = parse("--stream everyday --everyday-arms no-memory,chosen-scopes")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            c.everyday_arms,
+            [EverydayArm::NoMemory, EverydayArm::ChosenScopes]
+        );
         assert!(!parse("--stream scrambling").unwrap().unwrap().is_everyday());
     }
 

@@ -30,8 +30,9 @@ use remind_core::write_gate::{self, Durability, Origin};
 
 pub use scenario::{Probe, Scenario, ScenarioError, parse_scenarios};
 
-/// How an arm keys and matches lessons.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// How an arm keys and matches lessons. On the command line (`--everyday-arms`), each
+/// by its variant's name in kebab case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
 pub enum EverydayArm {
     /// No lesson is ever attached: how often the model does it right unaided.
     NoMemory,

@@ -295,7 +295,7 @@ fn run_everyday(config: &EvalConfig) -> Result<RunReport, EvalError> {
         temperature: config.temperature,
     };
     let mut outcomes = Vec::new();
-    for arm in EverydayArm::ALL {
+    for &arm in &config.everyday_arms {
         eprintln!("everyday: {}", arm.name());
         let judge: Option<AskEndpoint<'_>> = if config.judge_answers {
             Some(&mut ask)
