@@ -10,7 +10,7 @@ use thiserror::Error;
 
 use crate::ports::{MemoryStore, StoreError};
 use remind_core::import_plan::ImportPlanError;
-use remind_core::memory::{ScopeChange, FeedbackMemory, MemoryError, Written};
+use remind_core::memory::{FeedbackMemory, MemoryError, ScopeChange, Written};
 use remind_core::memory_key::MemoryKey;
 use remind_core::record::{MemoryRecord, RecordId, Timestamp};
 use remind_core::withdrawal::{UndoOutcome, Undone};

@@ -28,7 +28,7 @@ use remind_core::import_plan::{ImportMode, ImportPlan};
 use remind_core::learning_curve::{
     LearningCurve, QUESTIONS_PER_BUCKET, TurnEvent, TurnEventKind, TurnId, learning_curve,
 };
-use remind_core::memory::{ScopeChange, FeedbackMemory, Written};
+use remind_core::memory::{FeedbackMemory, ScopeChange, Written};
 use remind_core::memory_key::MemoryKey;
 use remind_core::memory_query::{self, MemoryFilter};
 use remind_core::prompt::PromptTemplate;

@@ -10,15 +10,15 @@ use remind_app::correct::{CorrectError, Correction, CorrectionOutcome};
 use remind_app::in_memory_store::InMemoryStore;
 use remind_app::ports::StoreError;
 use remind_app::revise::ReviseError;
-use remind_core::memory::{ScopeChange, FeedbackMemory, Lesson, MemoryError};
+use remind_core::memory::{FeedbackMemory, Lesson, MemoryError, ScopeChange};
 use remind_core::memory_key::MemoryKey;
 use remind_core::memory_query::{KindFilter, MemoryFilter, StateFilter, list};
 use remind_core::record::{
     ChangeReason, MemoryRecord, Reach, RecordId, RecordKind, RecordState, Timestamp,
 };
-use remind_core::withdrawal::UndoOutcome;
 use remind_core::request_pattern::RequestPattern;
 use remind_core::turn::AppliedBecause;
+use remind_core::withdrawal::UndoOutcome;
 use remind_core::write_gate::{Durability, Refusal};
 use support::scripted::{SharedStore, TestSession, block_on, session_over};
 
@@ -122,7 +122,10 @@ fn a_lesson_applied_because_its_scope_fits_counts_as_misfired_when_the_turn_is_c
     let CorrectionOutcome::Saved(written) = outcome else {
         panic!("the correction is stored")
     };
-    let misfired = written.misfired.first().expect("the applied lesson misfired");
+    let misfired = written
+        .misfired
+        .first()
+        .expect("the applied lesson misfired");
     assert_eq!(misfired.id, applied.record.id);
     assert_eq!(misfired.stats.times_failed_after_applied, 1);
 }

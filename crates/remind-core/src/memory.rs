@@ -656,7 +656,12 @@ mod tests {
     fn an_accepted_suggestion_widens_the_scope_and_takes_back_a_mark_on_that_kind() {
         let mut memory = FeedbackMemory::default();
         write(&mut memory, "How far is Lyon from Paris?", KM, "km", 1);
-        not_relevant(&mut memory, "km", "What's the distance between Lyon and Paris?", "km2");
+        not_relevant(
+            &mut memory,
+            "km",
+            "What's the distance between Lyon and Paris?",
+            "km2",
+        );
         let current = memory.get(&RecordId("km2".into())).unwrap().clone();
         let widen = |memory: &FeedbackMemory, record: &MemoryRecord, question: &str| {
             memory.plan_scope_change(
@@ -668,8 +673,12 @@ mod tests {
                 Timestamp(20),
             )
         };
-        let written = widen(&memory, &current, "What's the distance between Berlin and Rome?")
-            .expect("widened");
+        let written = widen(
+            &memory,
+            &current,
+            "What's the distance between Berlin and Rome?",
+        )
+        .expect("widened");
         memory.apply(&written);
         let patterns: Vec<String> = written
             .current
@@ -679,10 +688,17 @@ mod tests {
             .map(ToString::to_string)
             .collect();
         assert_eq!(patterns, ["what's the distance between ___ and ___"]);
-        assert!(written.current.kind.not_for().is_empty(), "the mark on that kind is gone");
+        assert!(
+            written.current.kind.not_for().is_empty(),
+            "the mark on that kind is gone"
+        );
         assert_eq!(written.current.clarification(), Some(KM));
         assert_eq!(
-            widen(&memory, &written.current, "What's the distance between Oslo and Bergen?"),
+            widen(
+                &memory,
+                &written.current,
+                "What's the distance between Oslo and Bergen?"
+            ),
             Err(MemoryError::AlreadyApplies)
         );
         assert!(matches!(

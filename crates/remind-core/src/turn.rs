@@ -397,9 +397,9 @@ fn most_recent_examples(
 mod tests {
     use super::*;
     use crate::memory::Lesson;
+    use crate::record::StoredEmbedding;
     use crate::record::{Reach, RecordId, RecordKind, Source, Timestamp};
     use crate::request_pattern::RequestPattern;
-    use crate::record::StoredEmbedding;
     use crate::retrieval::{HybridRetriever, LevenshteinRetriever};
 
     fn memory_with(lessons: &[(&str, RecordKind)]) -> FeedbackMemory {

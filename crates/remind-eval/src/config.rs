@@ -184,7 +184,12 @@ struct Flags {
     #[arg(long, help_heading = "Stream")]
     retrieval_only: bool,
     /// Everyday stream: replay only these arms (comma-separated) [default: every arm]
-    #[arg(long, value_name = "LIST", value_delimiter = ',', help_heading = "Stream")]
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        help_heading = "Stream"
+    )]
     everyday_arms: Vec<EverydayArm>,
 }
 

@@ -300,12 +300,10 @@ pub fn replay_arm(
             EverydayArm::SeveralLessons
             | EverydayArm::AfterNotRelevantMarks
             | EverydayArm::ProposedScopes
-            | EverydayArm::ChosenScopes => {
-                LessonMatching::By {
-                    retriever: &retriever,
-                    at_most: PAGE_LESSONS_PER_TURN,
-                }
-            }
+            | EverydayArm::ChosenScopes => LessonMatching::By {
+                retriever: &retriever,
+                at_most: PAGE_LESSONS_PER_TURN,
+            },
         },
         examples: ExampleSelection::None,
     };

@@ -58,11 +58,7 @@ impl Scope {
 }
 
 #[component]
-pub fn ScopeChoice(
-    id: &'static str,
-    value: Scope,
-    scope: RwSignal<Scope>,
-) -> impl IntoView {
+pub fn ScopeChoice(id: &'static str, value: Scope, scope: RwSignal<Scope>) -> impl IntoView {
     view! {
         <label class="scope-choice">
             <input

@@ -35,7 +35,8 @@ pub fn LessonSuggestion(suggestion: Suggestion, question: String) -> impl IntoVi
         }
     });
     let pending = answer.pending();
-    let outcome = move || match answer.value().get() {
+    let outcome = move || {
+        match answer.value().get() {
         Some(Ok(ScopeChange::NotRelevantHere)) => Some(view! {
             <p class="suggestion-status" data-state="declined">
                 "It will not be offered for questions like this one again; undo it in the memory browser."
@@ -45,6 +46,7 @@ pub fn LessonSuggestion(suggestion: Suggestion, question: String) -> impl IntoVi
         Some(Err(message)) => Some(view! {
             <p class="suggestion-status error" data-state="error" role="alert">{message}</p>
         }.into_any()),
+    }
     };
     let answered = move || matches!(answer.value().get(), Some(Ok(_)));
     view! {

@@ -26,9 +26,15 @@ pub fn ScopeEditor(words: RwSignal<Vec<ScopeWord>>) -> impl IntoView {
             .enumerate()
             .map(|(index, word)| {
                 let title = if word.slot {
-                    format!("\"{}\" is a slot: any words may stand here. Click to require it.", word.text)
+                    format!(
+                        "\"{}\" is a slot: any words may stand here. Click to require it.",
+                        word.text
+                    )
                 } else {
-                    format!("Click to let other words stand in place of \"{}\".", word.text)
+                    format!(
+                        "Click to let other words stand in place of \"{}\".",
+                        word.text
+                    )
                 };
                 view! {
                     <button
