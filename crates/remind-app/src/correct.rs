@@ -11,10 +11,10 @@ use thiserror::Error;
 use crate::ask::Turn;
 use crate::ports::{Clock, IdSource, MemoryStore};
 use crate::revise::{ReviseError, StoreChange, revise};
-use remind_core::memory::{FeedbackMemory, Lesson, Written};
-use remind_core::record::{Reach, RecordId, RecordKind, Source};
+use remind_core::memory::{AdmittedCorrection, FeedbackMemory, Lesson, Written};
+use remind_core::record::{Reach, RecordId};
 use remind_core::turn::AppliedBecause;
-use remind_core::write_gate::{self, Durability, Origin, Refusal};
+use remind_core::write_gate::{Durability, Refusal};
 
 /// What the user typed into the correction form.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,23 +85,17 @@ pub async fn save_correction(
     Option<FeedbackMemory>,
     Result<CorrectionOutcome, CorrectError>,
 ) {
-    let clarification = correction.clarification.trim().to_string();
-    match write_gate::admit(&clarification, Origin::UserTyped, correction.durability) {
-        Err(Refusal::OneTime) => {
+    let lesson = match Lesson::from_correction(
+        &turn.prepared.question,
+        &correction.clarification,
+        correction.durability,
+        correction.reach,
+    ) {
+        Ok(AdmittedCorrection::Lesson(lesson)) => lesson,
+        Ok(AdmittedCorrection::ThisTurnOnly { clarification }) => {
             return (None, Ok(CorrectionOutcome::ThisTurnOnly { clarification }));
         }
         Err(refusal) => return (None, Err(refusal.into())),
-        Ok(()) => {}
-    }
-    // A lasting lesson stores its question too (and exports it), so a key typed into
-    // the question is refused here, before anything is read or written.
-    if let Err(refusal) = write_gate::admit_question(&turn.prepared.question) {
-        return (None, Err(refusal.into()));
-    }
-    let lesson = Lesson {
-        question: turn.prepared.question.clone(),
-        kind: RecordKind::clarification_for(clarification, correction.reach),
-        source: Source::UserStated,
     };
     let expected = version_seen(view, turn);
     let applied = retrieved_for(turn);

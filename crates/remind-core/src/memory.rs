@@ -25,7 +25,46 @@ pub struct Lesson {
     pub source: Source,
 }
 
+/// What a correction the user typed becomes once the write gate has read it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AdmittedCorrection {
+    /// A lasting lesson, to be planned against the memory and stored.
+    Lesson(Lesson),
+    /// "Just this once": it goes with this turn only and is never stored.
+    ThisTurnOnly { clarification: String },
+}
+
 impl Lesson {
+    /// The one path from a typed correction to a lesson, for the page and the harness:
+    /// the write gate reads the clarification (a one-time instruction stays in the
+    /// turn) and, for a lasting lesson, the question it will be stored with; the lesson
+    /// goes with the questions of `reach`.
+    pub fn from_correction(
+        question: &str,
+        clarification: &str,
+        durability: Durability,
+        reach: Reach,
+    ) -> Result<AdmittedCorrection, Refusal> {
+        let clarification = clarification.trim();
+        match write_gate::admit(clarification, Origin::UserTyped, durability) {
+            Err(Refusal::OneTime) => {
+                return Ok(AdmittedCorrection::ThisTurnOnly {
+                    clarification: clarification.to_string(),
+                });
+            }
+            Err(refusal) => return Err(refusal),
+            Ok(()) => {}
+        }
+        // A lasting lesson stores its question too (and exports it), so a key typed
+        // into the question is refused here, before anything is read or written.
+        write_gate::admit_question(question)?;
+        Ok(AdmittedCorrection::Lesson(Lesson {
+            question: question.to_string(),
+            kind: RecordKind::clarification_for(clarification, reach),
+            source: Source::UserStated,
+        }))
+    }
+
     /// A clarification in the user's own words: the common lesson.
     pub fn user_clarification(question: &str, clarification: &str) -> Self {
         Lesson {

@@ -13,12 +13,10 @@ pub mod scenario;
 use std::collections::{BTreeMap, HashMap};
 
 use remind_app::ports::{Completion, EmbedError, LlmError};
-use remind_core::memory::{FeedbackMemory, Lesson};
+use remind_core::memory::{AdmittedCorrection, FeedbackMemory, Lesson};
 use remind_core::memory_key::MemoryKey;
 use remind_core::prompt::{PromptMode, PromptTemplate, TokenBudget};
-use remind_core::record::{
-    MemoryRecord, Reach, RecordId, RecordKind, Source, StoredEmbedding, Timestamp,
-};
+use remind_core::record::{MemoryRecord, Reach, RecordId, StoredEmbedding, Timestamp};
 use remind_core::reply::parse_reply;
 use remind_core::retrieval::HybridRetriever;
 use remind_core::retrieval::embedding_refresh::embedded_text;
@@ -26,7 +24,7 @@ use remind_core::turn::{
     CompletionRequest, ExampleSelection, LessonMatching, PAGE_LESSONS_PER_TURN, TurnConfig,
     TurnError, TurnInput, build_turn,
 };
-use remind_core::write_gate::{self, Durability, Origin};
+use remind_core::write_gate::Durability;
 
 pub use scenario::{Probe, Scenario, ScenarioError, parse_scenarios};
 
@@ -473,20 +471,23 @@ fn learn(
         } else {
             Durability::JustThisOnce
         };
-        let admitted = write_gate::admit(&scenario.correction, Origin::UserTyped, durability)
-            .and_then(|()| write_gate::admit_question(&scenario.question));
-        match (admitted, scenario.lasting) {
-            (Ok(()), _) => {}
-            (Err(_), true) => {
-                refused.push(scenario.id.clone());
+        // The page's path from a typed correction to a lesson: the same gate, the same
+        // scope, the same planning against the memory.
+        let lesson = match Lesson::from_correction(
+            &scenario.question,
+            &scenario.correction,
+            durability,
+            arm.reach(scenario),
+        ) {
+            Ok(AdmittedCorrection::Lesson(lesson)) => lesson,
+            // A one-time instruction stays in its turn: it reaches no later question.
+            Ok(AdmittedCorrection::ThisTurnOnly { .. }) => continue,
+            Err(_) => {
+                if scenario.lasting {
+                    refused.push(scenario.id.clone());
+                }
                 continue;
             }
-            (Err(_), false) => continue,
-        }
-        let lesson = Lesson {
-            question: scenario.question.clone(),
-            kind: RecordKind::clarification_for(&scenario.correction, arm.reach(scenario)),
-            source: Source::UserStated,
         };
         let id = RecordId(format!("everyday-{i}"));
         let written = match arm {
@@ -508,7 +509,16 @@ fn learn(
             | EverydayArm::AfterNotRelevantMarks
             | EverydayArm::ProposedScopes
             | EverydayArm::ChosenScopes
-            | EverydayArm::NoMemory => memory.plan_write(lesson, id, Timestamp(i as i64)),
+            | EverydayArm::NoMemory => {
+                let seen = memory.current_version(&lesson.key());
+                match memory.plan_correction(lesson, seen, &[], id, Timestamp(i as i64)) {
+                    Ok(written) => written,
+                    Err(_) => {
+                        refused.push(scenario.id.clone());
+                        continue;
+                    }
+                }
+            }
         };
         if let Some(replaced) = &written.replaced {
             superseded.push(format!("{} replaced by {}", replaced.question, scenario.id));
