@@ -556,7 +556,7 @@ mod tests {
             &parse_reply(ReplyForm::Restated, "nothing", true),
         );
         assert!(
-            arm.prepare(&next, Some(&[0.9, 0.1]))
+            arm.prepare(&next, Some(&[0.9, 0.435_889_9]))
                 .unwrap()
                 .memory
                 .is_some()
