@@ -158,7 +158,7 @@ pub fn response_with(status: u16, body: &str, retry: RetryContext) -> Result<Com
     let choice = value["choices"]
         .get(0)
         .ok_or_else(|| LlmError::Unexpected {
-            detail: "no `choices` in the reply".into(),
+            detail: without_choices(&value),
         })?;
     let text = choice["text"]
         .as_str()
@@ -171,6 +171,24 @@ pub fn response_with(status: u16, body: &str, retry: RetryContext) -> Result<Com
         text: text.to_string(),
         stopped,
     })
+}
+
+/// Why a 2xx reply has no choice to read. Some servers and proxies send their error
+/// with a success status, in the shapes of an error status's body (`{"error":
+/// {"message": …}}`, `{"error": "…"}`): the endpoint's own words are then what the
+/// user can act on, folded and capped as any error body's message is.
+fn without_choices(value: &Value) -> String {
+    let message = json_message(value)
+        .map(fold_whitespace)
+        .filter(|message| !message.is_empty());
+    match message {
+        Some(message) => format!(
+            "an error instead of an answer — {}",
+            cap(&message, DETAIL_CHARS)
+        ),
+        None if !value["error"].is_null() => "an error with no message instead of an answer".into(),
+        None => "no `choices` in the reply".into(),
+    }
 }
 
 fn retry_note(retry: RetryContext) -> String {
@@ -693,6 +711,88 @@ mod tests {
             response(200, r#"{"choices":[{}]}"#).unwrap_err(),
             LlmError::Unexpected { .. }
         ));
+    }
+
+    #[test]
+    fn json_with_an_empty_or_null_error_and_no_choices_is_still_unexpected() {
+        for body in [r#"{"error":null}"#, r#"{"choices":[]}"#] {
+            assert_eq!(
+                response(200, body).unwrap_err(),
+                LlmError::Unexpected {
+                    detail: "no `choices` in the reply".into()
+                },
+                "{body}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_200_reply_carrying_an_error_object_reports_the_endpoints_message() {
+        let err = response(
+            200,
+            r#"{"error":{"message":"The model `gpt-x` does not exist","type":"invalid_request_error","code":"model_not_found"}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err,
+            LlmError::Unexpected {
+                detail: "an error instead of an answer — The model `gpt-x` does not exist".into()
+            }
+        );
+        assert!(!err.to_string().contains("choices"), "{err}");
+    }
+
+    #[test]
+    fn a_200_reply_carrying_an_error_string_reports_it() {
+        let err = response(
+            200,
+            r#"{"error":"the request exceeds the available context size"}"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "The endpoint sent an unexpected reply: an error instead of an answer — the request exceeds the available context size"
+        );
+    }
+
+    #[test]
+    fn a_200_reply_carrying_an_error_without_a_message_says_it_is_an_error() {
+        let err = response(200, r#"{"error":{"code":500}}"#).unwrap_err();
+        assert_eq!(
+            err,
+            LlmError::Unexpected {
+                detail: "an error with no message instead of an answer".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_200_reply_carrying_a_long_error_shows_it_folded_and_capped() {
+        let message = format!("out of\nmemory {}", "z".repeat(1_000));
+        let body = json!({ "error": { "message": message } }).to_string();
+        let LlmError::Unexpected { detail } = response(200, &body).unwrap_err() else {
+            panic!("a 200 without choices is an unexpected reply");
+        };
+        let shown = detail
+            .strip_prefix("an error instead of an answer — ")
+            .unwrap_or_else(|| panic!("{detail}"));
+        assert!(shown.starts_with("out of memory z"), "{shown}");
+        assert_eq!(shown.chars().count(), DETAIL_CHARS);
+        assert!(shown.ends_with('…'));
+    }
+
+    #[test]
+    fn a_200_reply_carrying_an_error_never_shows_the_key_once_scrubbed() {
+        let mut endpoint = Settings::default().endpoint;
+        endpoint.api_key = Some("sk-live-42".into());
+        let err = response(
+            200,
+            r#"{"error":{"message":"Incorrect API key provided: sk-live-42 (sent as Bearer sk-live-42)"}}"#,
+        )
+        .unwrap_err();
+        let shown = scrub(err, &endpoint).to_string();
+        assert!(!shown.contains("sk-live-42"), "{shown}");
+        assert!(shown.contains("Incorrect API key provided: ***"), "{shown}");
     }
 
     #[test]

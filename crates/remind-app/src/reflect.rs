@@ -20,7 +20,7 @@ use remind_core::reflection::{
     NoProposal, REFLECTION_REPLY_TOKENS, REFLECTION_STOP_SEQUENCES, ReflectionCase, RuleProposal,
     parse_rule, reflection_prompt,
 };
-use remind_core::write_gate::{self, Durability, Origin, Refusal};
+use remind_core::write_gate::{self, Durability, Origin, Refusal, StoredText};
 
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum ReflectError {
@@ -115,8 +115,13 @@ pub async fn accept_rule(
 ) -> (Option<FeedbackMemory>, Result<Written, ReflectError>) {
     let text = proposal.text_to_store(edited).to_string();
     // The rule is stored beside the proposal's question: both must pass the gate.
-    let admitted = write_gate::admit(&text, Origin::UserConfirmedProposal, Durability::Lasting)
-        .and_then(|()| write_gate::admit_question(&proposal.question));
+    let admitted = write_gate::admit_text(
+        StoredText::Rule,
+        &text,
+        Origin::UserConfirmedProposal,
+        Durability::Lasting,
+    )
+    .and_then(|()| write_gate::admit_question(&proposal.question));
     if let Err(refusal) = admitted {
         return (None, Err(refusal.into()));
     }
@@ -136,4 +141,72 @@ pub async fn accept_rule(
         revision.memory,
         revision.outcome.map_err(ReflectError::from),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::in_memory_store::InMemoryStore;
+    use remind_core::record::{RecordId, Timestamp};
+    use remind_core::write_gate::MAX_CLARIFICATION_CHARS;
+
+    struct StoppedClock;
+
+    impl Clock for StoppedClock {
+        fn now(&self) -> Timestamp {
+            Timestamp(1)
+        }
+    }
+
+    struct OneId;
+
+    impl IdSource for OneId {
+        fn next_id(&self) -> RecordId {
+            RecordId("rule".into())
+        }
+    }
+
+    fn proposal(rule: &str) -> RuleProposal {
+        let question = "What is like < fast > ?".to_string();
+        RuleProposal {
+            key: MemoryKey::of_question(&question),
+            question,
+            misread: "a word that sounds like fast".into(),
+            user_words: "no, a word with the same meaning".into(),
+            rule: rule.into(),
+            applied: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn an_accepted_rule_too_long_to_keep_is_refused_as_the_rule() {
+        let store = InMemoryStore::default();
+        let edited = "keep it short ".repeat(200);
+        let len = edited.trim().chars().count();
+        assert!(len > MAX_CLARIFICATION_CHARS);
+        let (memory, outcome) = futures::executor::block_on(accept_rule(
+            &store,
+            &StoppedClock,
+            &OneId,
+            &proposal("when I ask what is like X, I want a synonym"),
+            Some(&edited),
+            None,
+        ));
+        assert_eq!(memory, None, "refused before the store is read");
+        let error = outcome.unwrap_err();
+        assert_eq!(
+            error,
+            ReflectError::Refused(Refusal::TooLong {
+                text: StoredText::Rule,
+                len,
+                max: MAX_CLARIFICATION_CHARS
+            })
+        );
+        let message = error.to_string();
+        assert!(
+            message.starts_with("not saved: the rule is limited to")
+                && message.contains("shorten it"),
+            "{message}"
+        );
+    }
 }

@@ -112,7 +112,8 @@ pub enum Refusal {
     FromModel,
     #[error("not saved: this text came from stored memory, not from you")]
     FromRetrieval,
-    /// A secret in any stored text but the question.
+    /// A secret in any stored text but the question: the text the user just typed,
+    /// accepted or confirmed.
     #[error(
         "not saved: it looks like it contains {0}; remove it and save again (memories must never hold secrets)"
     )]
@@ -138,7 +139,11 @@ impl Refusal {
     fn secret_in(text: StoredText, kind: &'static str) -> Self {
         match text {
             StoredText::Question => Refusal::SecretInQuestion(kind),
-            _ => Refusal::Secret(kind),
+            StoredText::Clarification
+            | StoredText::Rule
+            | StoredText::EditedLesson
+            | StoredText::Understanding
+            | StoredText::Answer => Refusal::Secret(kind),
         }
     }
 }
@@ -316,7 +321,6 @@ mod tests {
         );
     }
 
-
     #[test]
     fn a_reply_is_stored_as_an_example_only_when_the_user_confirmed_it() {
         let (q, u, y) = ("What is like < fast > ?", "the synonym for fast", "quick");
@@ -458,9 +462,13 @@ mod tests {
     #[test]
     fn a_confirmed_reply_with_an_oversized_understanding_is_refused_as_the_understanding() {
         let understanding = "fast ".repeat(1_000);
-        let refusal =
-            admit_confirmed_reply(QUESTION, &understanding, "quick", Origin::UserConfirmedProposal)
-                .unwrap_err();
+        let refusal = admit_confirmed_reply(
+            QUESTION,
+            &understanding,
+            "quick",
+            Origin::UserConfirmedProposal,
+        )
+        .unwrap_err();
         assert!(
             matches!(
                 refusal,
@@ -582,12 +590,7 @@ mod tests {
                 "understanding: {text}"
             );
             assert_eq!(
-                admit_confirmed_reply(
-                    QUESTION,
-                    UNDERSTANDING,
-                    text,
-                    Origin::UserConfirmedProposal
-                ),
+                admit_confirmed_reply(QUESTION, UNDERSTANDING, text, Origin::UserConfirmedProposal),
                 Err(Refusal::Secret(kind)),
                 "answer: {text}"
             );
