@@ -30,7 +30,7 @@ use remind_core::prompt_breakdown::ClarificationOrigin;
 use remind_core::record::{Reach, RecordKind, RecordState, Source, Timestamp};
 use remind_core::reflection::{NoProposal, RuleProposal};
 use remind_core::verified_examples::{ExampleBudget, Similarity, example_key};
-use remind_core::write_gate::{Durability, Refusal};
+use remind_core::write_gate::{Durability, Refusal, StoredText};
 use support::scripted::{
     CountingIds, ScriptedModel, SettingsInMemory, SharedStore, TestSession, TickingClock, block_on,
 };
@@ -253,15 +253,24 @@ fn secrets_in_a_proposal_or_its_edit_are_refused_and_the_preview_warns() {
         "when I ask, use my password: hunter2 END",
     );
     let preview = session.preview_accept(&proposal, None);
-    assert_eq!(preview.refusal, Some(Refusal::Secret("a password or key")));
+    assert_eq!(
+        preview.refusal,
+        Some(Refusal::Secret {
+            text: StoredText::Rule,
+            kind: "a password or key"
+        })
+    );
     assert_eq!(
         block_on(session.accept_rule(&proposal, None, None)),
-        Err(ReflectError::Refused(Refusal::Secret("a password or key")))
+        Err(ReflectError::Refused(Refusal::Secret {
+            text: StoredText::Rule,
+            kind: "a password or key"
+        }))
     );
     let edited = Some("my key is sk-proj-abcdefghijklmnop1234".to_string());
     assert!(matches!(
         block_on(session.accept_rule(&proposal, edited, None)),
-        Err(ReflectError::Refused(Refusal::Secret(_)))
+        Err(ReflectError::Refused(Refusal::Secret { .. }))
     ));
     assert!(store.0.snapshot().is_empty());
 }
@@ -344,7 +353,10 @@ fn a_reply_with_nothing_to_keep_or_a_secret_is_not_confirmed() {
     let secret = ask(session, "What is like < fast > ?");
     assert_eq!(
         block_on(session.confirm_answer(&secret)),
-        Err(ExampleError::Refused(Refusal::Secret("an API key")))
+        Err(ExampleError::Refused(Refusal::Secret {
+            text: StoredText::Answer,
+            kind: "an API key"
+        }))
     );
     assert!(store.0.snapshot().is_empty());
 }

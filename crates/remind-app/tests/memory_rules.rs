@@ -19,7 +19,7 @@ use remind_core::record::{
 use remind_core::request_pattern::RequestPattern;
 use remind_core::turn::AppliedBecause;
 use remind_core::withdrawal::UndoOutcome;
-use remind_core::write_gate::{Durability, Refusal};
+use remind_core::write_gate::{Durability, Refusal, StoredText};
 use support::scripted::{SharedStore, TestSession, block_on, session_over};
 
 const SOUNDS_LIKE: &str = "when I ask what is like a word, I mean a word that rhymes with it";
@@ -356,15 +356,19 @@ fn a_secret_is_refused_in_a_correction_and_in_an_edit() {
     let refused = block_on(session.correct(&turn, lasting("my password: hunter2")));
     assert_eq!(
         refused,
-        Err(CorrectError::Refused(Refusal::Secret("a password or key")))
+        Err(CorrectError::Refused(Refusal::Secret {
+            text: StoredText::Clarification,
+            kind: "a password or key"
+        }))
     );
     let current = session.current_records().remove(0);
     let edit = block_on(session.edit(&current.id, current.version, "use card 4111 1111 1111 1111"));
     assert_eq!(
         edit,
-        Err(ReviseError::Memory(MemoryError::Refused(Refusal::Secret(
-            "a card number"
-        ))))
+        Err(ReviseError::Memory(MemoryError::Refused(Refusal::Secret {
+            text: StoredText::EditedLesson,
+            kind: "a card number"
+        })))
     );
     let after: Vec<_> = store
         .0

@@ -19,7 +19,7 @@ use remind_core::memory::MemoryError;
 use remind_core::memory_key::MemoryKey;
 use remind_core::record::Reach;
 use remind_core::reflection::RuleProposal;
-use remind_core::write_gate::{Durability, Refusal};
+use remind_core::write_gate::{Durability, Refusal, StoredText};
 use support::scripted::{SharedStore, TestSession, block_on, session_over};
 
 const QUESTION: &str = "What is like < fast > ?";
@@ -134,7 +134,10 @@ fn a_clarification_holding_any_secret_form_is_refused_and_nothing_is_stored() {
     for &(secret, kind) in SECRETS {
         assert_eq!(
             block_on(session.correct(&turn, lasting(secret))),
-            Err(CorrectError::Refused(Refusal::Secret(kind))),
+            Err(CorrectError::Refused(Refusal::Secret {
+                text: StoredText::Clarification,
+                kind: kind
+            })),
             "{secret}"
         );
     }
@@ -149,7 +152,10 @@ fn a_correction_of_a_question_holding_a_password_or_key_is_refused_and_nothing_i
         let turn = block_on(session.ask(question)).expect("the model answers");
         assert_eq!(
             block_on(session.correct(&turn, lasting(SYNONYM))),
-            Err(CorrectError::Refused(Refusal::SecretInQuestion(kind))),
+            Err(CorrectError::Refused(Refusal::Secret {
+                text: StoredText::Question,
+                kind: kind
+            })),
             "{question}"
         );
     }
@@ -216,9 +222,10 @@ fn an_edit_whose_new_text_holds_a_secret_is_refused_and_the_old_text_stays() {
     for &(secret, kind) in SECRETS {
         assert_eq!(
             block_on(session.edit(&current.id, current.version, secret)),
-            Err(ReviseError::Memory(MemoryError::Refused(Refusal::Secret(
-                kind
-            )))),
+            Err(ReviseError::Memory(MemoryError::Refused(Refusal::Secret {
+                text: StoredText::EditedLesson,
+                kind: kind
+            }))),
             "{secret}"
         );
     }
@@ -237,18 +244,27 @@ fn an_accepted_rule_holding_a_secret_is_refused_and_the_preview_warns() {
         let proposed = proposal(QUESTION, secret);
         assert_eq!(
             session.preview_accept(&proposed, None).refusal,
-            Some(Refusal::Secret(kind)),
+            Some(Refusal::Secret {
+                text: StoredText::Rule,
+                kind: kind
+            }),
             "{secret}"
         );
         assert_eq!(
             block_on(session.accept_rule(&proposed, None, None)),
-            Err(ReflectError::Refused(Refusal::Secret(kind))),
+            Err(ReflectError::Refused(Refusal::Secret {
+                text: StoredText::Rule,
+                kind: kind
+            })),
             "{secret}"
         );
         let clean = proposal(QUESTION, "when I ask what is like X, I want a synonym");
         assert_eq!(
             block_on(session.accept_rule(&clean, Some(secret.to_string()), None)),
-            Err(ReflectError::Refused(Refusal::Secret(kind))),
+            Err(ReflectError::Refused(Refusal::Secret {
+                text: StoredText::Rule,
+                kind: kind
+            })),
             "an edit of the rule: {secret}"
         );
     }
@@ -262,12 +278,18 @@ fn an_accepted_rule_for_a_question_holding_a_secret_is_refused() {
         let proposed = proposal(question, "when I ask what is like X, I want a synonym");
         assert_eq!(
             session.preview_accept(&proposed, None).refusal,
-            Some(Refusal::SecretInQuestion(kind)),
+            Some(Refusal::Secret {
+                text: StoredText::Question,
+                kind: kind
+            }),
             "{question}"
         );
         assert_eq!(
             block_on(session.accept_rule(&proposed, None, None)),
-            Err(ReflectError::Refused(Refusal::SecretInQuestion(kind))),
+            Err(ReflectError::Refused(Refusal::Secret {
+                text: StoredText::Question,
+                kind: kind
+            })),
             "{question}"
         );
     }
@@ -283,7 +305,10 @@ fn a_confirmed_reply_to_a_question_holding_a_secret_is_refused() {
         let turn = block_on(session.ask(question)).expect("the model answers");
         assert_eq!(
             block_on(session.confirm_answer(&turn)),
-            Err(ExampleError::Refused(Refusal::SecretInQuestion(kind))),
+            Err(ExampleError::Refused(Refusal::Secret {
+                text: StoredText::Question,
+                kind: kind
+            })),
             "{question}"
         );
     }

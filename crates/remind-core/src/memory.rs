@@ -15,7 +15,7 @@ use crate::record::{
 };
 use crate::request_pattern::{PatternError, RequestPattern};
 use crate::verified_examples::example_key;
-use crate::write_gate::{self, Durability, Origin, Refusal};
+use crate::write_gate::{self, Durability, Origin, Refusal, StoredText};
 
 /// What the user taught, before the memory gives it an id, a version and a place.
 #[derive(Clone, Debug, PartialEq)]
@@ -292,7 +292,12 @@ impl FeedbackMemory {
         let Some(current_text) = record.clarification() else {
             return Err(MemoryError::NotAClarification);
         };
-        write_gate::admit(clarification, Origin::UserTyped, Durability::Lasting)?;
+        write_gate::admit_text(
+            StoredText::EditedLesson,
+            clarification,
+            Origin::UserTyped,
+            Durability::Lasting,
+        )?;
         if clarification == current_text {
             return Err(MemoryError::Unchanged);
         }

@@ -73,6 +73,32 @@ impl StoredText {
         }
     }
 
+    /// What the user can do about a secret in the text.
+    fn when_secret(self) -> &'static str {
+        match self {
+            StoredText::Clarification | StoredText::Rule | StoredText::EditedLesson => {
+                "remove it and save again"
+            }
+            StoredText::Understanding | StoredText::Answer => {
+                "correct the reply instead of confirming it"
+            }
+            StoredText::Question => "remove it from the question and ask again",
+        }
+    }
+
+    /// How a refusal of this text begins: a question is refused before anything of
+    /// the turn is kept, so nothing at all was saved.
+    fn nothing_saved(self) -> &'static str {
+        match self {
+            StoredText::Question => "nothing was saved",
+            StoredText::Clarification
+            | StoredText::Rule
+            | StoredText::EditedLesson
+            | StoredText::Understanding
+            | StoredText::Answer => "not saved",
+        }
+    }
+
     /// What the user can do about a text too long to keep.
     fn when_too_long(self) -> &'static str {
         match self {
@@ -112,12 +138,17 @@ pub enum Refusal {
     FromModel,
     #[error("not saved: this text came from stored memory, not from you")]
     FromRetrieval,
-    /// A secret in any stored text but the question: the text the user just typed,
-    /// accepted or confirmed.
+    /// A secret in a text the record would store; the message names that text and
+    /// what the user can do about it.
     #[error(
-        "not saved: it looks like it contains {0}; remove it and save again (memories must never hold secrets)"
+        "{saved}: {text} looks like it contains {kind}; {advice} (memories must never hold secrets)",
+        saved = .text.nothing_saved(),
+        advice = .text.when_secret()
     )]
-    Secret(&'static str),
+    Secret {
+        text: StoredText,
+        kind: &'static str,
+    },
     #[error(
         "not saved: {text} is limited to {max} characters (this one has {len}); {advice}",
         advice = .text.when_too_long()
@@ -127,25 +158,6 @@ pub enum Refusal {
         len: usize,
         max: usize,
     },
-    /// The lesson would store its question, and the question holds the secret.
-    #[error(
-        "nothing was saved: the question looks like it contains {0}; remove it from the question and ask again (memories must never hold secrets)"
-    )]
-    SecretInQuestion(&'static str),
-}
-
-impl Refusal {
-    /// The refusal of `text` for holding a secret of `kind`.
-    fn secret_in(text: StoredText, kind: &'static str) -> Self {
-        match text {
-            StoredText::Question => Refusal::SecretInQuestion(kind),
-            StoredText::Clarification
-            | StoredText::Rule
-            | StoredText::EditedLesson
-            | StoredText::Understanding
-            | StoredText::Answer => Refusal::Secret(kind),
-        }
-    }
 }
 
 pub const MAX_CLARIFICATION_CHARS: usize = 2000;
@@ -190,7 +202,7 @@ pub fn admit_text(
         });
     }
     match find_secret(text) {
-        Some(kind) => Err(Refusal::secret_in(what, kind)),
+        Some(kind) => Err(Refusal::Secret { text: what, kind }),
         None => Ok(()),
     }
 }
@@ -243,7 +255,10 @@ mod tests {
         assert_eq!(find_secret(text), Some(kind), "{text:?} holds {kind}");
         assert_eq!(
             admit(text, Origin::UserTyped, LASTING),
-            Err(Refusal::Secret(find_secret(text).unwrap_or_default())),
+            Err(Refusal::Secret {
+                text: StoredText::Clarification,
+                kind: find_secret(text).unwrap_or_default()
+            }),
             "{text:?}"
         );
     }
@@ -314,7 +329,11 @@ mod tests {
 
     #[test]
     fn a_secret_says_what_to_do() {
-        let message = Refusal::Secret("a JWT").to_string();
+        let message = Refusal::Secret {
+            text: StoredText::Clarification,
+            kind: "a JWT",
+        }
+        .to_string();
         assert!(
             message.contains("a JWT") && message.contains("remove it"),
             "{message}"
@@ -336,7 +355,10 @@ mod tests {
         }
         assert_eq!(
             admit_confirmed_reply(q, u, "password: hunter2", Origin::UserConfirmedProposal),
-            Err(Refusal::Secret("a password or key"))
+            Err(Refusal::Secret {
+                text: StoredText::Answer,
+                kind: "a password or key"
+            })
         );
     }
 
@@ -349,7 +371,10 @@ mod tests {
                 "quick",
                 Origin::UserConfirmedProposal
             ),
-            Err(Refusal::SecretInQuestion("a password or key"))
+            Err(Refusal::Secret {
+                text: StoredText::Question,
+                kind: "a password or key"
+            })
         );
     }
 
@@ -387,13 +412,23 @@ mod tests {
     fn a_question_holding_a_secret_is_refused_naming_the_question() {
         assert_eq!(
             admit_question("what does AKIAIOSFODNN7EXAMPLE give access to?"),
-            Err(Refusal::SecretInQuestion("an AWS access key ID"))
+            Err(Refusal::Secret {
+                text: StoredText::Question,
+                kind: "an AWS access key ID"
+            })
         );
         assert_eq!(
             admit_question("my bank password is hunter2, is it strong?"),
-            Err(Refusal::SecretInQuestion("a password or key"))
+            Err(Refusal::Secret {
+                text: StoredText::Question,
+                kind: "a password or key"
+            })
         );
-        let message = Refusal::SecretInQuestion("a password or key").to_string();
+        let message = Refusal::Secret {
+            text: StoredText::Question,
+            kind: "a password or key",
+        }
+        .to_string();
         assert!(
             message.contains("the question")
                 && message.contains("nothing was saved")
@@ -566,7 +601,10 @@ mod tests {
         ] {
             assert_eq!(
                 admit(text, Origin::UserTyped, LASTING),
-                Err(Refusal::Secret(kind)),
+                Err(Refusal::Secret {
+                    text: StoredText::Clarification,
+                    kind: kind
+                }),
                 "clarification: {text}"
             );
             assert_eq!(
@@ -576,22 +614,34 @@ mod tests {
                     Origin::UserConfirmedProposal,
                     LASTING
                 ),
-                Err(Refusal::Secret(kind)),
+                Err(Refusal::Secret {
+                    text: StoredText::Rule,
+                    kind: kind
+                }),
                 "rule: {text}"
             );
             assert_eq!(
                 admit_question(text),
-                Err(Refusal::SecretInQuestion(kind)),
+                Err(Refusal::Secret {
+                    text: StoredText::Question,
+                    kind: kind
+                }),
                 "question: {text}"
             );
             assert_eq!(
                 admit_confirmed_reply(QUESTION, text, "quick", Origin::UserConfirmedProposal),
-                Err(Refusal::Secret(kind)),
+                Err(Refusal::Secret {
+                    text: StoredText::Understanding,
+                    kind: kind
+                }),
                 "understanding: {text}"
             );
             assert_eq!(
                 admit_confirmed_reply(QUESTION, UNDERSTANDING, text, Origin::UserConfirmedProposal),
-                Err(Refusal::Secret(kind)),
+                Err(Refusal::Secret {
+                    text: StoredText::Answer,
+                    kind: kind
+                }),
                 "answer: {text}"
             );
         }
