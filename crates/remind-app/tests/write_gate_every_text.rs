@@ -136,7 +136,7 @@ fn a_clarification_holding_any_secret_form_is_refused_and_nothing_is_stored() {
             block_on(session.correct(&turn, lasting(secret))),
             Err(CorrectError::Refused(Refusal::Secret {
                 text: StoredText::Clarification,
-                kind: kind
+                kind
             })),
             "{secret}"
         );
@@ -154,7 +154,7 @@ fn a_correction_of_a_question_holding_a_password_or_key_is_refused_and_nothing_i
             block_on(session.correct(&turn, lasting(SYNONYM))),
             Err(CorrectError::Refused(Refusal::Secret {
                 text: StoredText::Question,
-                kind: kind
+                kind
             })),
             "{question}"
         );
@@ -224,7 +224,7 @@ fn an_edit_whose_new_text_holds_a_secret_is_refused_and_the_old_text_stays() {
             block_on(session.edit(&current.id, current.version, secret)),
             Err(ReviseError::Memory(MemoryError::Refused(Refusal::Secret {
                 text: StoredText::EditedLesson,
-                kind: kind
+                kind
             }))),
             "{secret}"
         );
@@ -246,7 +246,7 @@ fn an_accepted_rule_holding_a_secret_is_refused_and_the_preview_warns() {
             session.preview_accept(&proposed, None).refusal,
             Some(Refusal::Secret {
                 text: StoredText::Rule,
-                kind: kind
+                kind
             }),
             "{secret}"
         );
@@ -254,7 +254,7 @@ fn an_accepted_rule_holding_a_secret_is_refused_and_the_preview_warns() {
             block_on(session.accept_rule(&proposed, None, None)),
             Err(ReflectError::Refused(Refusal::Secret {
                 text: StoredText::Rule,
-                kind: kind
+                kind
             })),
             "{secret}"
         );
@@ -263,7 +263,7 @@ fn an_accepted_rule_holding_a_secret_is_refused_and_the_preview_warns() {
             block_on(session.accept_rule(&clean, Some(secret.to_string()), None)),
             Err(ReflectError::Refused(Refusal::Secret {
                 text: StoredText::Rule,
-                kind: kind
+                kind
             })),
             "an edit of the rule: {secret}"
         );
@@ -280,7 +280,7 @@ fn an_accepted_rule_for_a_question_holding_a_secret_is_refused() {
             session.preview_accept(&proposed, None).refusal,
             Some(Refusal::Secret {
                 text: StoredText::Question,
-                kind: kind
+                kind
             }),
             "{question}"
         );
@@ -288,7 +288,7 @@ fn an_accepted_rule_for_a_question_holding_a_secret_is_refused() {
             block_on(session.accept_rule(&proposed, None, None)),
             Err(ReflectError::Refused(Refusal::Secret {
                 text: StoredText::Question,
-                kind: kind
+                kind
             })),
             "{question}"
         );
@@ -307,7 +307,7 @@ fn a_confirmed_reply_to_a_question_holding_a_secret_is_refused() {
             block_on(session.confirm_answer(&turn)),
             Err(ExampleError::Refused(Refusal::Secret {
                 text: StoredText::Question,
-                kind: kind
+                kind
             })),
             "{question}"
         );

@@ -603,7 +603,7 @@ mod tests {
                 admit(text, Origin::UserTyped, LASTING),
                 Err(Refusal::Secret {
                     text: StoredText::Clarification,
-                    kind: kind
+                    kind
                 }),
                 "clarification: {text}"
             );
@@ -616,7 +616,7 @@ mod tests {
                 ),
                 Err(Refusal::Secret {
                     text: StoredText::Rule,
-                    kind: kind
+                    kind
                 }),
                 "rule: {text}"
             );
@@ -624,7 +624,7 @@ mod tests {
                 admit_question(text),
                 Err(Refusal::Secret {
                     text: StoredText::Question,
-                    kind: kind
+                    kind
                 }),
                 "question: {text}"
             );
@@ -632,7 +632,7 @@ mod tests {
                 admit_confirmed_reply(QUESTION, text, "quick", Origin::UserConfirmedProposal),
                 Err(Refusal::Secret {
                     text: StoredText::Understanding,
-                    kind: kind
+                    kind
                 }),
                 "understanding: {text}"
             );
@@ -640,7 +640,7 @@ mod tests {
                 admit_confirmed_reply(QUESTION, UNDERSTANDING, text, Origin::UserConfirmedProposal),
                 Err(Refusal::Secret {
                     text: StoredText::Answer,
-                    kind: kind
+                    kind
                 }),
                 "answer: {text}"
             );
