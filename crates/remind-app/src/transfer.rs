@@ -19,7 +19,9 @@ use crate::ports::{MemoryStore, StoreError};
 use crate::revise::{ReviseError, Revision, StoreChange, revise};
 use remind_core::export::{Embeddings, export};
 use remind_core::import::{CheckProgress, ImportCheck, ImportRejection, ImportedFile};
-use remind_core::import_plan::{ImportMode, ImportPlan, ImportPreview, plan_import, preview};
+use remind_core::import_plan::{
+    ImportMode, ImportPlan, ImportPreview, check_plan, plan_unchecked_from_preview, preview,
+};
 use remind_core::memory::FeedbackMemory;
 use remind_core::record::{MemoryRecord, RecordStats, Timestamp};
 
@@ -110,14 +112,17 @@ pub async fn apply_import<Paused: Future<Output = ()>>(
         }
     };
     pause().await;
-    if !same_records(&preview(&existing, &pending.document), &pending.preview) {
+    let seen = preview(&existing, &pending.document);
+    if !same_records(&seen, &pending.preview) {
         return refused(existing, ReviseError::ChangedSincePreview);
     }
     pause().await;
-    let plan = match plan_import(&existing, &pending.document, mode) {
-        Ok(plan) => plan,
-        Err(e) => return refused(existing, e.into()),
-    };
+    let plan = plan_unchecked_from_preview(&existing, &pending.document, &seen, mode);
+    drop(seen);
+    pause().await;
+    if let Err(e) = check_plan(&existing, &plan) {
+        return refused(existing, e.into());
+    }
     let change = StoreChange {
         put: plan.put.clone(),
         erase: plan.erase.clone(),

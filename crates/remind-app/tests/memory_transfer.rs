@@ -628,7 +628,7 @@ fn a_write_between_planning_an_import_and_its_write_step_refuses_it_and_writes_n
         importer.apply_import_paced(&pending, ImportMode::Merge, || {
             pauses += 1;
             let (store, written) = (store.clone(), written.clone());
-            let last = pauses == 3;
+            let last = pauses == 4;
             async move {
                 if last {
                     MemoryStore::write(&*store.0, &written).await.unwrap();
@@ -636,7 +636,7 @@ fn a_write_between_planning_an_import_and_its_write_step_refuses_it_and_writes_n
             }
         }),
     );
-    assert_eq!(pauses, 3, "planning pauses between its three steps");
+    assert_eq!(pauses, 4, "planning pauses after each of its four steps");
     assert_eq!(refused, Err(ReviseError::ChangedSincePreview));
     let stored = target.0.snapshot();
     assert_eq!(

@@ -877,17 +877,18 @@ fn check_history(
     };
     let mut current_of_key: HashMap<&str, usize> = HashMap::new();
     for (i, record) in records.iter().enumerate() {
-        let path = name(i);
+        // Named only when a problem is found: a file of thousands has few.
+        let path = || name(i);
         if let Some(previous) = &record.supersedes {
             if previous == &record.id {
                 problems.push(broken(
-                    &path,
+                    &path(),
                     "supersedes",
                     "a record cannot supersede itself",
                 ));
             } else if find(previous, record).is_none() {
                 problems.push(ImportError::MissingLink {
-                    path: format!("{path}.supersedes"),
+                    path: format!("{}.supersedes", path()),
                     id: truncated(&previous.0),
                 });
             }
@@ -895,32 +896,32 @@ fn check_history(
         match (&record.superseded_by, record.state) {
             (Some(next), _) if next == &record.id => {
                 problems.push(broken(
-                    &path,
+                    &path(),
                     "superseded_by",
                     "a record cannot be superseded by itself",
                 ));
             }
             (Some(next), state) => match find(next, record) {
                 None => problems.push(ImportError::MissingLink {
-                    path: format!("{path}.superseded_by"),
+                    path: format!("{}.superseded_by", path()),
                     id: truncated(&next.0),
                 }),
                 Some((j, successor)) if successor.supersedes.as_ref() != Some(&record.id) => {
                     problems.push(broken(
-                        &path,
+                        &path(),
                         "superseded_by",
                         &format!("{} does not say it supersedes this record", name(j)),
                     ));
                 }
                 Some(_) if state == RecordState::Current => problems.push(broken(
-                    &path,
+                    &path(),
                     "state",
                     "a current record cannot have been superseded",
                 )),
                 Some(_) => {}
             },
             (None, RecordState::Superseded) => problems.push(broken(
-                &path,
+                &path(),
                 "superseded_by",
                 "a superseded record must name the record that superseded it",
             )),
@@ -929,7 +930,7 @@ fn check_history(
         if record.is_current() {
             if let Some(&first) = current_of_key.get(record.key.as_str()) {
                 problems.push(ImportError::TwoCurrent {
-                    path: format!("{path}.state"),
+                    path: format!("{}.state", path()),
                     key: truncated(record.key.as_str()),
                     first: name(first),
                 });
