@@ -32,7 +32,8 @@ function observeLongTasks() {
 /** The long tasks that began in [from, to), and the longest of them. */
 function tasksBetween(tasks, from, to) {
   const within = tasks.filter((t) => t.start >= from && t.start < to);
-  return { count: within.length, longest: Math.max(0, ...within.map((t) => t.duration)), over50: within.filter((t) => t.duration > 50).length };
+  const over50 = within.filter((t) => t.duration > 50);
+  return { count: within.length, longest: Math.max(0, ...within.map((t) => t.duration)), over50: over50.length, over50At: over50.map((t) => [Math.round(t.start - from), Math.round(t.duration)]) };
 }
 
 async function run(site, file) {
@@ -76,7 +77,9 @@ try {
     const r = await run(site, file);
     const ms = (x) => Math.round(x);
     console.log(`merge of ${LESSONS} lessons: longest main-thread task ${ms(r.all.longest)} ms (preview ${ms(r.previewMs)} ms, merge ${ms(r.mergeMs)} ms), ${r.all.over50} tasks over 50 ms`);
-    console.log(`  preview: longest task ${ms(r.preview.longest)} ms, ${r.preview.over50} over 50 ms; merge: longest task ${ms(r.merge.longest)} ms, ${r.merge.over50} over 50 ms`);
+    const at = (list) => list.map(([start, length]) => `${length} ms at +${start} ms`).join(', ') || 'none';
+    console.log(`  preview: longest task ${ms(r.preview.longest)} ms; over 50 ms: ${at(r.preview.over50At)}`);
+    console.log(`  merge: longest task ${ms(r.merge.longest)} ms; over 50 ms: ${at(r.merge.over50At)}`);
   }
 } finally {
   await site.close();
