@@ -5,11 +5,13 @@
 //! then the chosen mode applied in one store call. If the memory changed between
 //! the two (another tab), the import is refused rather than applied to a memory the
 //! user did not preview. The plan is made, and checked for the history it would
-//! leave, inside the store's write step, on the records as they are at that moment.
+//! leave, on a fresh read of the store; the store's write step writes it only if the
+//! records are still those it was made on, so it is as if planned inside that step.
 //!
-//! A file may hold thousands of records. Checking them is a slice at a time, with a
-//! pause between slices that the caller supplies: the page yields to the browser
-//! there (and shows how far the check has come), so a large file never freezes it.
+//! A file may hold thousands of records. Checking them is a slice at a time, and
+//! planning a step at a time, with a pause between them that the caller supplies: the
+//! page yields to the browser there (and shows how far the check has come), so a
+//! large file never freezes it.
 
 use std::future::Future;
 
@@ -89,7 +91,7 @@ pub async fn preview_import<Paused: Future<Output = ()>>(
 ///
 /// The plan for thousands of records takes a while to make, and a store's write
 /// step (an IndexedDB transaction) cannot wait for the caller's `pause`. So the plan
-/// is made first, on a read of the store, awaiting `pause` between its steps; the
+/// is made first, on a read of the store, awaiting `pause` after each step; the
 /// write step then only confirms that the store still holds the records the plan was
 /// made on (usage counters aside) and writes it, or refuses as if planned there.
 pub async fn apply_import<Paused: Future<Output = ()>>(
@@ -130,13 +132,17 @@ pub async fn apply_import<Paused: Future<Output = ()>>(
     let planned_on = without_bookkeeping(existing.records());
     drop(existing);
     pause().await;
-    revise(store, move |memory| {
+    let revision = revise(store, move |memory| {
         if without_bookkeeping(memory.records()) != planned_on {
             return Err(ReviseError::ChangedSincePreview);
         }
         Ok((plan, change))
     })
-    .await
+    .await;
+    // The caller takes on the new memory next (a page redraws from it): not in the
+    // same breath as the commit and the bookkeeping after it.
+    pause().await;
+    revision
 }
 
 /// The records as an import plan depends on them: everything but their usage

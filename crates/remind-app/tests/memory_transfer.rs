@@ -636,7 +636,10 @@ fn a_write_between_planning_an_import_and_its_write_step_refuses_it_and_writes_n
             }
         }),
     );
-    assert_eq!(pauses, 4, "planning pauses after each of its four steps");
+    assert_eq!(
+        pauses, 5,
+        "planning pauses after each of its four steps, and after the write step"
+    );
     assert_eq!(refused, Err(ReviseError::ChangedSincePreview));
     let stored = target.0.snapshot();
     assert_eq!(

@@ -77,13 +77,21 @@ pub fn TransferPanel() -> impl IntoView {
                 .apply_import_paced(&chosen, mode, yield_to_browser)
                 .await;
             progress.set(None);
-            if outcome.is_ok() {
+            let written = outcome.is_ok();
+            page.report(outcome, |plan| import_report(&plan));
+            if written {
+                // Letting go of a file of thousands of records takes a moment of its
+                // own; not in the task that draws the new memory.
+                yield_to_browser().await;
                 pending.set(None);
             }
-            page.report(outcome, |plan| import_report(&plan));
         });
     };
     let has_pending = move || pending.with(Option::is_some);
+    // The page stays responsive while an import is written, so a second click could
+    // start a second write (refused, as the memory changed) or a cancel that comes too
+    // late: the choices wait until the write has ended.
+    let working = move || progress.with(Option::is_some);
     let preview = move || {
         pending
             .get()
@@ -107,9 +115,9 @@ pub fn TransferPanel() -> impl IntoView {
             {preview}
             <Show when=has_pending>
                 <div class="import-actions">
-                    <button id="import-merge" type="button" on:click=move |_| apply(ImportMode::Merge)>"Merge into my memory"</button>
-                    <button id="import-replace" type="button" on:click=move |_| apply(ImportMode::Replace)>"Replace my memory with the file"</button>
-                    <button id="import-cancel" type="button" on:click=move |_| pending.set(None)>"Cancel"</button>
+                    <button id="import-merge" type="button" prop:disabled=working on:click=move |_| apply(ImportMode::Merge)>"Merge into my memory"</button>
+                    <button id="import-replace" type="button" prop:disabled=working on:click=move |_| apply(ImportMode::Replace)>"Replace my memory with the file"</button>
+                    <button id="import-cancel" type="button" prop:disabled=working on:click=move |_| pending.set(None)>"Cancel"</button>
                 </div>
             </Show>
         </details>
