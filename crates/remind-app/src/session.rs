@@ -9,6 +9,7 @@
 //! When another tab broadcasts a change, the page calls [`Session::reload`].
 
 use std::cell::RefCell;
+use std::future::Future;
 use std::sync::Arc;
 
 use crate::ask::{self, AskError, Turn};
@@ -24,6 +25,7 @@ use crate::revise::{self, ReviseError, Revision};
 use crate::settings::Settings;
 use crate::transfer::{self, PendingImport, TransferError};
 use remind_core::export::Embeddings;
+use remind_core::import::CheckProgress;
 use remind_core::import_plan::{ImportMode, ImportPlan};
 use remind_core::learning_curve::{
     LearningCurve, QUESTIONS_PER_BUCKET, TurnEvent, TurnEventKind, TurnId, learning_curve,
@@ -281,7 +283,18 @@ where
     /// Validates an import file and previews it; nothing is written yet. Show
     /// `pending.preview`, then call [`Session::apply_import`] with the chosen mode.
     pub async fn preview_import(&self, bytes: &[u8]) -> Result<PendingImport, TransferError> {
-        transfer::preview_import(&self.ports.store, bytes).await
+        transfer::preview_import(&self.ports.store, bytes, |_| std::future::ready(())).await
+    }
+
+    /// [`Session::preview_import`], awaiting `pause` between slices of records with
+    /// how far the check has come: the page yields to the browser there and shows the
+    /// progress, so a large file never freezes it.
+    pub async fn preview_import_paced<Paused: Future<Output = ()>>(
+        &self,
+        bytes: &[u8],
+        pause: impl FnMut(CheckProgress) -> Paused,
+    ) -> Result<PendingImport, TransferError> {
+        transfer::preview_import(&self.ports.store, bytes, pause).await
     }
 
     /// Applies a previewed import in one store call; refused with
@@ -291,7 +304,19 @@ where
         pending: &PendingImport,
         mode: ImportMode,
     ) -> Result<ImportPlan, ReviseError> {
-        let revision = transfer::apply_import(&self.ports.store, pending, mode).await;
+        self.apply_import_paced(pending, mode, || std::future::ready(()))
+            .await
+    }
+
+    /// [`Session::apply_import`], awaiting `pause` between the steps of planning it:
+    /// the page yields to the browser there, so a large import never freezes it.
+    pub async fn apply_import_paced<Paused: Future<Output = ()>>(
+        &self,
+        pending: &PendingImport,
+        mode: ImportMode,
+        pause: impl FnMut() -> Paused,
+    ) -> Result<ImportPlan, ReviseError> {
+        let revision = transfer::apply_import(&self.ports.store, pending, mode, pause).await;
         self.adopt(revision)
     }
 

@@ -5,17 +5,27 @@
 //! then the chosen mode applied in one store call. If the memory changed between
 //! the two (another tab), the import is refused rather than applied to a memory the
 //! user did not preview. The plan is made, and checked for the history it would
-//! leave, inside the store's write step, on the records as they are at that moment.
+//! leave, on a fresh read of the store; the store's write step writes it only if the
+//! records are still those it was made on, so it is as if planned inside that step.
+//!
+//! A file may hold thousands of records. Checking them is a slice at a time, and
+//! planning a step at a time, with a pause between them that the caller supplies: the
+//! page yields to the browser there (and shows how far the check has come), so a
+//! large file never freezes it.
+
+use std::future::Future;
 
 use thiserror::Error;
 
 use crate::ports::{MemoryStore, StoreError};
 use crate::revise::{ReviseError, Revision, StoreChange, revise};
 use remind_core::export::{Embeddings, export};
-use remind_core::import::{ImportRejection, ImportedFile, parse_import};
-use remind_core::import_plan::{ImportMode, ImportPlan, ImportPreview, plan_import, preview};
+use remind_core::import::{CheckProgress, ImportCheck, ImportRejection, ImportedFile};
+use remind_core::import_plan::{
+    ImportMode, ImportPlan, ImportPreview, check_plan, plan_unchecked_from_preview, preview,
+};
 use remind_core::memory::FeedbackMemory;
-use remind_core::record::Timestamp;
+use remind_core::record::{MemoryRecord, RecordStats, Timestamp};
 
 /// The version written into every export's `app_version`.
 pub const APP_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -49,12 +59,27 @@ pub async fn export_json(
         .map_err(|e| TransferError::Encode(e.to_string()))
 }
 
+/// Records checked between two pauses of [`preview_import`]: a slice takes a few
+/// milliseconds in a browser's wasm, well under the 50 ms a person notices.
+pub const RECORDS_PER_SLICE: usize = 250;
+
 /// Validates a file and previews it against the stored memory. Nothing is written.
-pub async fn preview_import(
+/// The records are checked [`RECORDS_PER_SLICE`] at a time, and `pause` is awaited
+/// after each slice with how far the check has come.
+pub async fn preview_import<Paused: Future<Output = ()>>(
     store: &impl MemoryStore,
     bytes: &[u8],
+    mut pause: impl FnMut(CheckProgress) -> Paused,
 ) -> Result<PendingImport, TransferError> {
-    let document = parse_import(bytes)?;
+    let mut check = ImportCheck::start(bytes)?;
+    loop {
+        let progress = check.check_next(RECORDS_PER_SLICE);
+        pause(progress).await;
+        if progress.checked >= progress.total {
+            break;
+        }
+    }
+    let document = check.finish()?;
     let existing = FeedbackMemory::from_records(store.load().await?);
     let preview = preview(&existing, &document);
     Ok(PendingImport { document, preview })
@@ -63,23 +88,75 @@ pub async fn preview_import(
 /// Applies a previewed import with the chosen mode, in one store call. Refused, with
 /// nothing written, if the memory changed since the preview, or if the plan would
 /// leave an inconsistent history ([`ReviseError::ImportRefused`]).
-pub async fn apply_import(
+///
+/// The plan for thousands of records takes a while to make, and a store's write
+/// step (an IndexedDB transaction) cannot wait for the caller's `pause`. So the plan
+/// is made first, on a read of the store, awaiting `pause` after each step; the
+/// write step then only confirms that the store still holds the records the plan was
+/// made on (usage counters aside) and writes it, or refuses as if planned there.
+pub async fn apply_import<Paused: Future<Output = ()>>(
     store: &impl MemoryStore,
     pending: &PendingImport,
     mode: ImportMode,
+    mut pause: impl FnMut() -> Paused,
 ) -> Revision<ImportPlan> {
-    revise(store, |memory| {
-        if !same_records(&preview(memory, &pending.document), &pending.preview) {
+    let refused = |memory, error| Revision {
+        memory: Some(memory),
+        outcome: Err(error),
+    };
+    let existing = match store.load().await {
+        Ok(records) => FeedbackMemory::from_records(records),
+        Err(e) => {
+            return Revision {
+                memory: None,
+                outcome: Err(e.into()),
+            };
+        }
+    };
+    pause().await;
+    let seen = preview(&existing, &pending.document);
+    if !same_records(&seen, &pending.preview) {
+        return refused(existing, ReviseError::ChangedSincePreview);
+    }
+    pause().await;
+    let plan = plan_unchecked_from_preview(&existing, &pending.document, &seen, mode);
+    drop(seen);
+    pause().await;
+    if let Err(e) = check_plan(&existing, &plan) {
+        return refused(existing, e.into());
+    }
+    let change = StoreChange {
+        put: plan.put.clone(),
+        erase: plan.erase.clone(),
+    };
+    let planned_on = without_bookkeeping(existing.records());
+    drop(existing);
+    pause().await;
+    let revision = revise(store, move |memory| {
+        if without_bookkeeping(memory.records()) != planned_on {
             return Err(ReviseError::ChangedSincePreview);
         }
-        let plan = plan_import(memory, &pending.document, mode)?;
-        let change = StoreChange {
-            put: plan.put.clone(),
-            erase: plan.erase.clone(),
-        };
         Ok((plan, change))
     })
-    .await
+    .await;
+    // The caller takes on the new memory next (a page redraws from it): not in the
+    // same breath as the commit and the bookkeeping after it.
+    pause().await;
+    revision
+}
+
+/// The records as an import plan depends on them: everything but their usage
+/// counters and embeddings, which another tab may update meanwhile without changing
+/// what the plan writes (a plan never writes a record of this memory back).
+fn without_bookkeeping(records: &[MemoryRecord]) -> Vec<MemoryRecord> {
+    records
+        .iter()
+        .map(|r| MemoryRecord {
+            stats: RecordStats::default(),
+            embedding: None,
+            ..r.clone()
+        })
+        .collect()
 }
 
 /// Whether two previews show the same records: ids, versions and states of every key,

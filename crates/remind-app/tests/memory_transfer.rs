@@ -607,6 +607,72 @@ fn a_question_asked_between_preview_and_apply_does_not_void_the_preview() {
     );
 }
 
+#[test]
+fn a_write_between_planning_an_import_and_its_write_step_refuses_it_and_writes_nothing() {
+    let source = SharedStore::default();
+    let exporter = session_over(&source, "src");
+    block_on(MemoryStore::write(&*source.0, sample_memory().records())).unwrap();
+    block_on(exporter.reload()).unwrap();
+    let file = block_on(exporter.export_json(Embeddings::Omit)).unwrap();
+
+    let target = SharedStore::default();
+    let importer = session_over(&target, "dst");
+    let pending = block_on(importer.preview_import(file.as_bytes())).unwrap();
+    // Another tab writes a lesson during the last pause: after the plan was made on
+    // a read of the store, before the write step.
+    let mut elsewhere = FeedbackMemory::default();
+    write(&mut elsewhere, EGG, "soft, six minutes", "other-tab", 50);
+    let (store, written) = (target.clone(), elsewhere.records().to_vec());
+    let mut pauses = 0;
+    let refused = block_on(
+        importer.apply_import_paced(&pending, ImportMode::Merge, || {
+            pauses += 1;
+            let (store, written) = (store.clone(), written.clone());
+            let last = pauses == 4;
+            async move {
+                if last {
+                    MemoryStore::write(&*store.0, &written).await.unwrap();
+                }
+            }
+        }),
+    );
+    assert_eq!(
+        pauses, 5,
+        "planning pauses after each of its four steps, and after the write step"
+    );
+    assert_eq!(refused, Err(ReviseError::ChangedSincePreview));
+    let stored = target.0.snapshot();
+    assert_eq!(
+        stored.len(),
+        1,
+        "only the other tab's lesson is stored: {stored:?}"
+    );
+    assert_eq!(stored[0].id.0, "other-tab");
+}
+
+#[test]
+fn a_file_checked_a_slice_at_a_time_reports_its_progress_and_previews_as_in_one_go() {
+    let memory = sample_memory();
+    let file = json_of(&memory);
+    let target = SharedStore::default();
+    let importer = session_over(&target, "dst");
+    let mut seen = Vec::new();
+    let paced = block_on(importer.preview_import_paced(file.as_bytes(), |progress| {
+        seen.push(progress);
+        std::future::ready(())
+    }))
+    .unwrap();
+    let total = memory.records().len();
+    assert_eq!(
+        seen.last().map(|p| (p.checked, p.total)),
+        Some((total, total))
+    );
+    assert_eq!(
+        paced,
+        block_on(importer.preview_import(file.as_bytes())).unwrap()
+    );
+}
+
 // --- Ids, keys and the history a merge leaves -------------------------------------
 
 const EGG: &str = "How do I boil an egg?";

@@ -13,8 +13,9 @@
 //! HTML or script in strings is accepted as plain text: the page renders record text
 //! only as text nodes, never as markup.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use thiserror::Error;
 
@@ -134,35 +135,144 @@ pub struct ImportedFile {
 
 /// Validates an export file completely and returns its content, or every problem.
 pub fn parse_import(bytes: &[u8]) -> Result<ImportedFile, ImportRejection> {
-    let reject = |problem| ImportRejection {
-        problems: vec![problem],
-    };
-    if bytes.len() > MAX_IMPORT_BYTES {
-        return Err(reject(ImportError::TooLarge {
-            size: bytes.len(),
-            limit: MAX_IMPORT_BYTES,
-        }));
-    }
-    // Editors on some systems save JSON with a byte-order mark; it is not content.
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let root: Value = serde_json::from_slice(bytes).map_err(|e| {
-        reject(ImportError::Malformed {
-            line: e.line(),
-            column: e.column(),
-            detail: e.to_string(),
-        })
-    })?;
-    let mut problems = Problems::default();
-    let document = read_document(&root, &mut problems);
-    match document {
-        Some(document) if problems.is_empty() => {
-            check_history(&document.records, &at_position, &mut problems);
-            if problems.is_empty() {
-                return Ok(document);
-            }
-            Err(problems.into_rejection())
+    ImportCheck::start(bytes)?.finish()
+}
+
+/// How far a check of a file's records has come.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckProgress {
+    pub checked: usize,
+    pub total: usize,
+}
+
+/// An import file checked a slice of records at a time: [`ImportCheck::start`] reads
+/// the JSON and the header, [`ImportCheck::check_next`] checks the next records, and
+/// [`ImportCheck::finish`] checks whatever is left and then the history the records
+/// describe. A caller that must stay responsive (a page's main thread, where checking
+/// thousands of records at once freezes the page) pauses between slices; the result
+/// is the same as [`parse_import`]'s, which is this run in one go.
+pub struct ImportCheck {
+    version: u32,
+    exported_at: Option<i64>,
+    app_version: Option<String>,
+    /// The file's records as their JSON text, unread; `None` when `records` is
+    /// missing or not an array (a problem already noted).
+    items: Option<Vec<Box<RawValue>>>,
+    next: usize,
+    records: Vec<MemoryRecord>,
+    problems: Problems,
+}
+
+impl ImportCheck {
+    /// Reads the file's JSON and header; refused at once when the file is too large,
+    /// not JSON, or not an export this build can read (its records would only add
+    /// noise to the reason).
+    pub fn start(bytes: &[u8]) -> Result<Self, ImportRejection> {
+        let reject = |problem| ImportRejection {
+            problems: vec![problem],
+        };
+        if bytes.len() > MAX_IMPORT_BYTES {
+            return Err(reject(ImportError::TooLarge {
+                size: bytes.len(),
+                limit: MAX_IMPORT_BYTES,
+            }));
         }
-        _ => Err(problems.into_rejection()),
+        // Editors on some systems save JSON with a byte-order mark; it is not content.
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        let malformed = |e: serde_json::Error| {
+            reject(ImportError::Malformed {
+                line: e.line(),
+                column: e.column(),
+                detail: e.to_string(),
+            })
+        };
+        // The syntax of the whole file is checked here, but its records are kept as
+        // their JSON text and read one by one in `check_next`: reading megabytes of
+        // JSON into values at once would itself freeze a page.
+        let whole: &RawValue = serde_json::from_slice(bytes).map_err(malformed)?;
+        let mut problems = Problems::default();
+        let Ok(mut fields) = serde_json::from_str::<BTreeMap<String, &RawValue>>(whole.get())
+        else {
+            // Not an object: read it whole, to say what it is.
+            let root: Value = serde_json::from_str(whole.get()).map_err(malformed)?;
+            problems.push(wrong_type("$", "an object", &root));
+            return Err(problems.into_rejection());
+        };
+        let records = fields.remove("records");
+        let mut header = Map::new();
+        for (name, raw) in fields {
+            match serde_json::from_str::<Value>(raw.get()) {
+                Ok(value) => {
+                    header.insert(name, value);
+                }
+                // Valid JSON that is no value here (a number beyond any float).
+                Err(e) => problems.push(ImportError::Invalid {
+                    path: truncated(&name),
+                    detail: e.to_string(),
+                }),
+            }
+        }
+        match read_header(header, records, &mut problems) {
+            Some(check) => Ok(check),
+            None => Err(problems.into_rejection()),
+        }
+    }
+
+    pub fn progress(&self) -> CheckProgress {
+        CheckProgress {
+            checked: self.next,
+            total: self.items.as_ref().map_or(0, Vec::len),
+        }
+    }
+
+    /// Checks up to `at_most` more records, in file order.
+    pub fn check_next(&mut self, at_most: usize) -> CheckProgress {
+        if let Some(items) = self.items.as_ref() {
+            let end = self.next.saturating_add(at_most).min(items.len());
+            for (i, raw) in items[self.next..end].iter().enumerate() {
+                let path = format!("records[{}]", self.next + i);
+                let item = match serde_json::from_str::<Value>(raw.get()) {
+                    Ok(item) => item,
+                    // Valid JSON that is no value here (a number beyond any float).
+                    Err(e) => {
+                        self.problems.push(ImportError::Invalid {
+                            path,
+                            detail: e.to_string(),
+                        });
+                        continue;
+                    }
+                };
+                if let Some(record) = read_record(item, &path, &mut self.problems) {
+                    self.records.push(record);
+                }
+            }
+            self.next = end;
+        }
+        self.progress()
+    }
+
+    /// Checks the records not checked yet, then the history they describe; the
+    /// file's content, or every problem found.
+    pub fn finish(mut self) -> Result<ImportedFile, ImportRejection> {
+        self.check_next(usize::MAX);
+        let (Some(exported_at), Some(app_version), Some(_)) =
+            (self.exported_at, self.app_version, self.items)
+        else {
+            return Err(self.problems.into_rejection());
+        };
+        if !self.problems.is_empty() {
+            return Err(self.problems.into_rejection());
+        }
+        check_history(&self.records, &at_position, &mut self.problems);
+        if !self.problems.is_empty() {
+            return Err(self.problems.into_rejection());
+        }
+        Ok(ImportedFile {
+            version: self.version,
+            exported_at: Timestamp(exported_at),
+            app_version,
+            records: self.records,
+        })
     }
 }
 
@@ -237,13 +347,13 @@ fn wrong_type(path: &str, expected: &'static str, found: &Value) -> ImportError 
     }
 }
 
-/// The header and the records; `None` when the file is not an export this build can
-/// read at all (then the record problems would only be noise).
-fn read_document(root: &Value, problems: &mut Problems) -> Option<ImportedFile> {
-    let Some(object) = root.as_object() else {
-        problems.push(wrong_type("$", "an object", root));
-        return None;
-    };
+/// The header, and the records left unread; `None` when the file is not an export
+/// this build can read at all (then the record problems would only be noise).
+fn read_header(
+    object: Map<String, Value>,
+    records: Option<&RawValue>,
+    problems: &mut Problems,
+) -> Option<ImportCheck> {
     match object.get("format") {
         None => {
             problems.push(ImportError::Missing {
@@ -291,36 +401,36 @@ fn read_document(root: &Value, problems: &mut Problems) -> Option<ImportedFile> 
         },
     };
     let mut fields = Fields {
-        object,
+        object: &object,
         path: String::new(),
         problems,
     };
     let exported_at = fields.integer("exported_at", i64::MIN, i64::MAX);
-    let app_version = fields.string("app_version");
-    let records = match object.get("records") {
+    let app_version = fields.string("app_version").map(str::to_string);
+    let items = match records {
         None => {
             problems.push(ImportError::Missing {
                 path: "records".into(),
             });
             None
         }
-        Some(Value::Array(items)) => Some(
-            items
-                .iter()
-                .enumerate()
-                .filter_map(|(i, item)| read_record(item, &format!("records[{i}]"), problems))
-                .collect::<Vec<_>>(),
-        ),
-        Some(other) => {
-            problems.push(wrong_type("records", "an array", other));
-            None
-        }
+        Some(raw) => match serde_json::from_str::<Vec<Box<RawValue>>>(raw.get()) {
+            Ok(items) => Some(items),
+            Err(_) => {
+                let found = serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null);
+                problems.push(wrong_type("records", "an array", &found));
+                None
+            }
+        },
     };
-    Some(ImportedFile {
+    Some(ImportCheck {
         version,
-        exported_at: Timestamp(exported_at?),
-        app_version: app_version?.to_string(),
-        records: records?,
+        exported_at,
+        app_version,
+        items,
+        next: 0,
+        records: Vec::new(),
+        problems: std::mem::take(problems),
     })
 }
 
@@ -443,13 +553,13 @@ impl<'v> Fields<'v, '_> {
 
 const RECORD_FIELDS_CHECKED: &str = "the record's fields do not fit together";
 
-fn read_record(item: &Value, path: &str, problems: &mut Problems) -> Option<MemoryRecord> {
+fn read_record(item: Value, path: &str, problems: &mut Problems) -> Option<MemoryRecord> {
     let Some(object) = item.as_object() else {
-        problems.push(wrong_type(path, "an object", item));
+        problems.push(wrong_type(path, "an object", &item));
         return None;
     };
     let before = problems.list.len() + problems.dropped;
-    check_strings(item, path, problems);
+    check_strings(&item, path, problems);
     let mut fields = Fields {
         object,
         path: path.to_string(),
@@ -512,7 +622,7 @@ fn read_record(item: &Value, path: &str, problems: &mut Problems) -> Option<Memo
     }
     // The checks above cover every field; this is the last word on the shape, so a
     // gap between them and the record type is still reported rather than let through.
-    match serde_json::from_value::<StoredRecord>(item.clone()) {
+    match serde_json::from_value::<StoredRecord>(item) {
         Ok(record) => {
             let record = MemoryRecord::from(record);
             check_key(&record, path, problems);
@@ -767,17 +877,18 @@ fn check_history(
     };
     let mut current_of_key: HashMap<&str, usize> = HashMap::new();
     for (i, record) in records.iter().enumerate() {
-        let path = name(i);
+        // Named only when a problem is found: a file of thousands has few.
+        let path = || name(i);
         if let Some(previous) = &record.supersedes {
             if previous == &record.id {
                 problems.push(broken(
-                    &path,
+                    &path(),
                     "supersedes",
                     "a record cannot supersede itself",
                 ));
             } else if find(previous, record).is_none() {
                 problems.push(ImportError::MissingLink {
-                    path: format!("{path}.supersedes"),
+                    path: format!("{}.supersedes", path()),
                     id: truncated(&previous.0),
                 });
             }
@@ -785,32 +896,32 @@ fn check_history(
         match (&record.superseded_by, record.state) {
             (Some(next), _) if next == &record.id => {
                 problems.push(broken(
-                    &path,
+                    &path(),
                     "superseded_by",
                     "a record cannot be superseded by itself",
                 ));
             }
             (Some(next), state) => match find(next, record) {
                 None => problems.push(ImportError::MissingLink {
-                    path: format!("{path}.superseded_by"),
+                    path: format!("{}.superseded_by", path()),
                     id: truncated(&next.0),
                 }),
                 Some((j, successor)) if successor.supersedes.as_ref() != Some(&record.id) => {
                     problems.push(broken(
-                        &path,
+                        &path(),
                         "superseded_by",
                         &format!("{} does not say it supersedes this record", name(j)),
                     ));
                 }
                 Some(_) if state == RecordState::Current => problems.push(broken(
-                    &path,
+                    &path(),
                     "state",
                     "a current record cannot have been superseded",
                 )),
                 Some(_) => {}
             },
             (None, RecordState::Superseded) => problems.push(broken(
-                &path,
+                &path(),
                 "superseded_by",
                 "a superseded record must name the record that superseded it",
             )),
@@ -819,7 +930,7 @@ fn check_history(
         if record.is_current() {
             if let Some(&first) = current_of_key.get(record.key.as_str()) {
                 problems.push(ImportError::TwoCurrent {
-                    path: format!("{path}.state"),
+                    path: format!("{}.state", path()),
                     key: truncated(record.key.as_str()),
                     first: name(first),
                 });
@@ -1169,6 +1280,54 @@ mod tests {
         assert_eq!(
             record.embedding.as_ref().map(|e| e.vector()),
             Some(&[0.6, 0.8][..])
+        );
+    }
+
+    #[test]
+    fn a_file_checked_a_slice_at_a_time_reads_as_it_does_in_one_go() {
+        let bytes = document().to_string();
+        let mut check = ImportCheck::start(bytes.as_bytes()).expect("a readable header");
+        assert_eq!(
+            check.progress(),
+            CheckProgress {
+                checked: 0,
+                total: 2
+            }
+        );
+        assert_eq!(check.check_next(1).checked, 1);
+        assert_eq!(check.check_next(5).checked, 2);
+        assert_eq!(check.check_next(5).checked, 2, "nothing is left to check");
+        assert_eq!(check.finish(), parse_import(bytes.as_bytes()));
+    }
+
+    #[test]
+    fn problems_found_in_separate_slices_are_all_reported_in_file_order() {
+        let mut document = document();
+        document["records"][0]["version"] = json!(0);
+        document["records"][1]["state"] = json!("gone");
+        let bytes = document.to_string();
+        let mut check = ImportCheck::start(bytes.as_bytes()).expect("a readable header");
+        check.check_next(1);
+        let sliced = check.finish().expect_err("both records are bad").problems;
+        let paths: Vec<String> = sliced
+            .iter()
+            .filter_map(|p| match p {
+                ImportError::Invalid { path, .. } => Some(path.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(paths, ["records[0].version", "records[1].state"]);
+        assert_eq!(sliced, problems_of(&document));
+    }
+
+    #[test]
+    fn a_file_that_is_not_an_export_is_refused_before_any_record_is_checked() {
+        let refused = ImportCheck::start(br#"{"format": "other", "records": [1, 2]}"#)
+            .err()
+            .expect("not an export");
+        assert!(
+            matches!(&refused.problems[..], [ImportError::WrongFormat { .. }]),
+            "{refused:?}"
         );
     }
 

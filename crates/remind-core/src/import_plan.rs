@@ -288,12 +288,30 @@ pub fn plan_import(
     file: &ImportedFile,
     mode: ImportMode,
 ) -> Result<ImportPlan, ImportPlanError> {
-    let plan = unchecked_plan(existing, file, mode);
+    let plan = unchecked_plan(existing, file, mode, None);
     check_plan(existing, &plan)?;
     Ok(plan)
 }
 
-fn unchecked_plan(existing: &FeedbackMemory, file: &ImportedFile, mode: ImportMode) -> ImportPlan {
+/// The plan of an import whose [`preview`] against `existing` was just made (a merge
+/// is planned from it, and making it again for thousands of keys is most of the
+/// work), not yet checked: it may be applied only once [`check_plan`] passed on it.
+/// [`plan_import`] is this and the check in one step.
+pub fn plan_unchecked_from_preview(
+    existing: &FeedbackMemory,
+    file: &ImportedFile,
+    seen: &ImportPreview,
+    mode: ImportMode,
+) -> ImportPlan {
+    unchecked_plan(existing, file, mode, Some(seen))
+}
+
+fn unchecked_plan(
+    existing: &FeedbackMemory,
+    file: &ImportedFile,
+    mode: ImportMode,
+    seen: Option<&ImportPreview>,
+) -> ImportPlan {
     match mode {
         ImportMode::Replace => {
             let kept: HashSet<&RecordId> = file.records.iter().map(|r| &r.id).collect();
@@ -313,13 +331,21 @@ fn unchecked_plan(existing: &FeedbackMemory, file: &ImportedFile, mode: ImportMo
             let mut put = Vec::new();
             let mut kept_here = Vec::new();
             let theirs = by_key(&file.records);
-            for line in preview(existing, file).keys {
+            let made;
+            let seen = match seen {
+                Some(seen) => seen,
+                None => {
+                    made = preview(existing, file);
+                    &made
+                }
+            };
+            for line in &seen.keys {
                 match line.status {
                     KeyStatus::New | KeyStatus::Newer => {
                         let records = theirs.get(&line.key).map(Vec::as_slice).unwrap_or_default();
                         put.extend(records.iter().map(|r| (*r).clone()));
                     }
-                    KeyStatus::Conflict => kept_here.push(line.key),
+                    KeyStatus::Conflict => kept_here.push(line.key.clone()),
                     KeyStatus::Identical | KeyStatus::Older => {}
                 }
             }

@@ -6,6 +6,8 @@
 //! names the version it read, so a write based on a stale view is refused instead of
 //! silently overwriting a lesson someone else (another tab) changed in between.
 
+use std::collections::{HashMap, HashSet};
+
 use thiserror::Error;
 
 use crate::memory_key::MemoryKey;
@@ -605,9 +607,23 @@ impl FeedbackMemory {
         self.apply_records(&written.records());
     }
 
+    /// Writes `records` over those of the same id, or adds them. Indexed by id, not
+    /// searched: an import applies thousands of records at once.
     pub fn apply_records(&mut self, records: &[MemoryRecord]) {
+        let mut slot_of: HashMap<RecordId, usize> = self
+            .records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.id.clone(), i))
+            .collect();
         for record in records {
-            self.upsert(record.clone());
+            match slot_of.get(&record.id) {
+                Some(&i) => self.records[i] = record.clone(),
+                None => {
+                    slot_of.insert(record.id.clone(), self.records.len());
+                    self.records.push(record.clone());
+                }
+            }
         }
     }
 
@@ -620,7 +636,8 @@ impl FeedbackMemory {
 
     /// Drops records for good (after the store erased them).
     pub fn erase(&mut self, ids: &[RecordId]) {
-        self.records.retain(|r| !ids.contains(&r.id));
+        let erased: HashSet<&RecordId> = ids.iter().collect();
+        self.records.retain(|r| !erased.contains(&r.id));
     }
 }
 

@@ -29,3 +29,4 @@ mod settings_panel;
 mod storage_status;
 mod transfer_panel;
 mod unreadable_records;
+mod yield_to_browser;

@@ -159,7 +159,8 @@ async fn load_all_from(db: &IdbDatabase) -> Result<StoredMemory, StoreError> {
 /// Between the read's `success` and the first put nothing may yield to the event loop,
 /// or IndexedDB would commit the transaction early: the plan is synchronous and the
 /// futures here resolve in the microtasks of the request's event, while the
-/// transaction is still active. Should a browser ever end it sooner, the puts fail
+/// transaction is still active. The puts go out in batches, each issued while the
+/// previous batch's last put is finishing ([`write_change`]). Should a browser ever end it sooner, the puts fail
 /// and nothing is written, never half of it.
 async fn transact_in(
     db: &IdbDatabase,
@@ -188,7 +189,7 @@ async fn transact_in(
             id: row.key.clone(),
         });
     }
-    if let Err(e) = write_change(&store, &change) {
+    if let Err(e) = write_change(&store, &change).await {
         let _ = tx.abort();
         let _ = done.await;
         return Err(e);
@@ -203,19 +204,33 @@ async fn transact_in(
     done.await.map(drop).map_err(|e| failed("saving", e))
 }
 
-/// Issues the deletes and puts of `change`; synchronous, so the transaction stays
-/// active throughout.
-fn write_change(store: &IdbObjectStore, change: &StoreChange) -> Result<(), StoreError> {
+/// Puts issued at once before waiting for the last of them: encoding and issuing a
+/// batch takes a few milliseconds, so a write of thousands of records (an import) is
+/// many short tasks rather than one that freezes the page.
+const PUTS_PER_BATCH: usize = 500;
+
+/// Issues the deletes and puts of `change` in batches, awaiting each batch's last put
+/// before issuing the next. The transaction stays active throughout: a request is
+/// pending until then, and the next batch is issued in the microtasks of that
+/// request's `success` event, so IndexedDB never sees an idle transaction to commit
+/// early. Between batches the browser is free to paint and answer input.
+async fn write_change(store: &IdbObjectStore, change: &StoreChange) -> Result<(), StoreError> {
     for id in &change.erase {
         store
             .delete(&JsValue::from_str(&id.0))
             .map_err(|e| failed("erasing", e))?;
     }
-    for record in &change.put {
-        let json = record_to_json(record)
-            .map_err(|e| StoreError::Failed(format!("a record could not be encoded: {e}")))?;
-        let value = JSON::parse(&json).map_err(|e| failed("saving", e))?;
-        store.put(&value).map_err(|e| failed("saving", e))?;
+    for batch in change.put.chunks(PUTS_PER_BATCH) {
+        let mut last = None;
+        for record in batch {
+            let json = record_to_json(record)
+                .map_err(|e| StoreError::Failed(format!("a record could not be encoded: {e}")))?;
+            let value = JSON::parse(&json).map_err(|e| failed("saving", e))?;
+            last = Some(store.put(&value).map_err(|e| failed("saving", e))?);
+        }
+        if let Some(last) = last {
+            settle(&last).await.map_err(|e| failed("saving", e))?;
+        }
     }
     Ok(())
 }

@@ -1,9 +1,18 @@
 //! What an import file would change, key by key, before the user chooses merge or
 //! replace.
+//!
+//! The summary counts every key; the table shows the first [`PREVIEW_ROWS`] of them,
+//! since a row per key of a file of thousands would take the page seconds to draw.
+
+use std::sync::Arc;
 
 use leptos::prelude::*;
 
+use remind_app::transfer::PendingImport;
 use remind_core::import_plan::{ImportPreview, KeyPreview, KeyStatus};
+
+/// Rows of the table drawn; the summary above it counts all keys.
+const PREVIEW_ROWS: usize = 100;
 
 fn status_label(status: KeyStatus) -> &'static str {
     match status {
@@ -40,8 +49,10 @@ fn existing_text(line: &KeyPreview) -> String {
 }
 
 #[component]
-pub fn ImportPreviewView(preview: ImportPreview) -> impl IntoView {
-    let summary = summary(&preview);
+pub fn ImportPreviewView(pending: Arc<PendingImport>) -> impl IntoView {
+    // Shared, not copied: a preview of thousands of keys is drawn from it in part.
+    let preview = &pending.preview;
+    let summary = summary(preview);
     // A reused id is why a key is a conflict: say so, since merging keeps the lesson
     // here and replacing writes the file's record over it.
     let reused = preview
@@ -50,11 +61,16 @@ pub fn ImportPreviewView(preview: ImportPreview) -> impl IntoView {
         .flat_map(|line| line.reused_ids.iter())
         .map(|reused| view! { <li>{reused.to_string()}</li> })
         .collect_view();
+    let more = match preview.keys.len().saturating_sub(PREVIEW_ROWS) {
+        0 => String::new(),
+        n => format!("and {n} more questions, counted in the summary above."),
+    };
     let rows = preview
         .keys
-        .into_iter()
+        .iter()
+        .take(PREVIEW_ROWS)
         .map(|line| {
-            let existing = existing_text(&line);
+            let existing = existing_text(line);
             view! {
                 <tr data-status=status_label(line.status)>
                     <td>{line.imported.question.clone()}</td>
@@ -74,6 +90,7 @@ pub fn ImportPreviewView(preview: ImportPreview) -> impl IntoView {
                 </thead>
                 <tbody>{rows}</tbody>
             </table>
+            <p class="status" id="import-more">{more}</p>
             <ul class="import-reused" id="import-reused">{reused}</ul>
         </div>
     }

@@ -1,5 +1,9 @@
 //! The memory browser: every lesson the assistant keeps, searchable and filterable,
 //! each with the actions that change it.
+//!
+//! The list draws a page of [`PAGE_SIZE`] lessons at a time, with the count of all
+//! that match: a memory of thousands (a large import) drawn whole would take the
+//! page seconds, and a search finds a lesson sooner than scrolling.
 
 use leptos::prelude::*;
 
@@ -9,6 +13,9 @@ use crate::ui::record_labels::{kind_filter_label, state_filter_label};
 use crate::ui::unreadable_records::UnreadableRecords;
 use remind_core::memory_query::{self, KindFilter, MemoryFilter, StateFilter};
 use remind_core::record::MemoryRecord;
+
+/// Lessons drawn at first, and added by each "Show more".
+const PAGE_SIZE: usize = 100;
 
 /// Changes when the item becomes another lesson (a new version, a withdrawal), so it
 /// is redrawn then. Its statistics follow the memory signal inside the item instead:
@@ -31,16 +38,25 @@ pub fn MemoryBrowser() -> impl IntoView {
         state: state.get(),
         flagged_only: flagged_only.get(),
     });
-    let records = Memo::new(move |_| {
+    let shown = RwSignal::new(PAGE_SIZE);
+    // How many lessons match, and the ones drawn: only those are copied out of the
+    // memory, however many it holds.
+    let matching = Memo::new(move |_| {
         filter.with(|filter| {
             page.memory.with(|memory| {
-                memory_query::list(memory, filter)
-                    .into_iter()
-                    .cloned()
-                    .collect::<Vec<MemoryRecord>>()
+                let all = memory_query::list(memory, filter);
+                let drawn = all
+                    .iter()
+                    .take(shown.get())
+                    .map(|&record| record.clone())
+                    .collect::<Vec<MemoryRecord>>();
+                (all.len(), drawn)
             })
         })
     });
+    let records = Memo::new(move |_| matching.with(|(_, drawn)| drawn.clone()));
+    let matched = move || matching.with(|(count, _)| *count);
+    let more = move || matched().saturating_sub(shown.get());
     let flagged = Memo::new(move |_| {
         page.memory
             .with(|memory| memory_query::flagged_count(memory))
@@ -94,6 +110,15 @@ pub fn MemoryBrowser() -> impl IntoView {
                     children=move |record| view! { <MemoryItem record/> }
                 />
             </ul>
+            <Show when=move || more() != 0>
+                <p class="status" id="memory-more">
+                    {move || format!("Showing {} of {} lessons; search or filter to find others. ", shown.get(), matched())}
+                    <button id="memory-show-more" type="button"
+                        on:click=move |_| shown.update(|n| *n += PAGE_SIZE)>
+                        {move || format!("Show {} more", more().min(PAGE_SIZE))}
+                    </button>
+                </p>
+            </Show>
         </details>
     }
 }

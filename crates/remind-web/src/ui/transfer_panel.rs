@@ -1,5 +1,11 @@
 //! Export and import of the memory as a JSON file: a download, and a file picked or
 //! dropped, previewed, then merged or replacing what is here.
+//!
+//! A file may hold thousands of lessons: it is checked a slice at a time, yielding to
+//! the browser between slices, and the panel says how far it has come (a live region,
+//! so a screen reader hears it too); the page never freezes while it works.
+
+use std::sync::Arc;
 
 use leptos::ev::{DragEvent, Event};
 use leptos::prelude::*;
@@ -10,15 +16,19 @@ use web_sys::{File, HtmlInputElement};
 use crate::ui::import_preview::ImportPreviewView;
 use crate::ui::json_download::offer_json_download;
 use crate::ui::page_context::{Notice, PageContext, use_page};
+use crate::ui::yield_to_browser::yield_to_browser;
 use remind_app::transfer::PendingImport;
 use remind_core::export::Embeddings;
-use remind_core::import::MAX_IMPORT_BYTES;
+use remind_core::import::{CheckProgress, MAX_IMPORT_BYTES};
 use remind_core::import_plan::{ImportMode, ImportPlan};
 
 #[component]
 pub fn TransferPanel() -> impl IntoView {
     let page = use_page();
-    let pending = RwSignal::new(None::<PendingImport>);
+    // Shared, so drawing the preview and applying it never copy a file of thousands.
+    let pending = RwSignal::new(None::<Arc<PendingImport>>);
+    // What the import is doing now ("Checking 3 000 of 11 500 records…"), if anything.
+    let progress = RwSignal::new(None::<String>);
 
     // Exports leave the embeddings out: they are large, and an importer recomputes them
     // with whichever model it runs (a lesson is matched by wording until then).
@@ -37,7 +47,7 @@ pub fn TransferPanel() -> impl IntoView {
     let on_pick = move |ev: Event| {
         let input: HtmlInputElement = event_target(&ev);
         if let Some(file) = input.files().and_then(|files| files.get(0)) {
-            spawn_local(preview_file(page, pending, file));
+            spawn_local(preview_file(page, pending, progress, file));
         }
         input.set_value("");
     };
@@ -48,26 +58,44 @@ pub fn TransferPanel() -> impl IntoView {
             .and_then(|dt| dt.files())
             .and_then(|files| files.get(0));
         if let Some(file) = file {
-            spawn_local(preview_file(page, pending, file));
+            spawn_local(preview_file(page, pending, progress, file));
         }
     };
     let apply = move |mode: ImportMode| {
         let Some(chosen) = pending.get_untracked() else {
             return;
         };
+        progress.set(Some(format!(
+            "Writing {} records…",
+            grouped(chosen.document.records.len())
+        )));
         spawn_local(async move {
-            let outcome = page.session().apply_import(&chosen, mode).await;
-            if outcome.is_ok() {
+            // Let the browser show "Writing…" before the store call takes the thread.
+            yield_to_browser().await;
+            let outcome = page
+                .session()
+                .apply_import_paced(&chosen, mode, yield_to_browser)
+                .await;
+            progress.set(None);
+            let written = outcome.is_ok();
+            page.report(outcome, |plan| import_report(&plan));
+            if written {
+                // Letting go of a file of thousands of records takes a moment of its
+                // own; not in the task that draws the new memory.
+                yield_to_browser().await;
                 pending.set(None);
             }
-            page.report(outcome, |plan| import_report(&plan));
         });
     };
     let has_pending = move || pending.with(Option::is_some);
+    // The page stays responsive while an import is written, so a second click could
+    // start a second write (refused, as the memory changed) or a cancel that comes too
+    // late: the choices wait until the write has ended.
+    let working = move || progress.with(Option::is_some);
     let preview = move || {
         pending
             .get()
-            .map(|p| view! { <ImportPreviewView preview=p.preview/> })
+            .map(|p| view! { <ImportPreviewView pending=p/> })
     };
 
     view! {
@@ -81,12 +109,15 @@ pub fn TransferPanel() -> impl IntoView {
                 <label for="import-file">"Import a memory file: pick it or drop it here"</label>
                 <input id="import-file" type="file" accept=".json,application/json" on:change=on_pick/>
             </div>
+            <p class="status" id="import-progress" role="status" aria-live="polite">
+                {move || progress.get().unwrap_or_default()}
+            </p>
             {preview}
             <Show when=has_pending>
                 <div class="import-actions">
-                    <button id="import-merge" type="button" on:click=move |_| apply(ImportMode::Merge)>"Merge into my memory"</button>
-                    <button id="import-replace" type="button" on:click=move |_| apply(ImportMode::Replace)>"Replace my memory with the file"</button>
-                    <button id="import-cancel" type="button" on:click=move |_| pending.set(None)>"Cancel"</button>
+                    <button id="import-merge" type="button" prop:disabled=working on:click=move |_| apply(ImportMode::Merge)>"Merge into my memory"</button>
+                    <button id="import-replace" type="button" prop:disabled=working on:click=move |_| apply(ImportMode::Replace)>"Replace my memory with the file"</button>
+                    <button id="import-cancel" type="button" prop:disabled=working on:click=move |_| pending.set(None)>"Cancel"</button>
                 </div>
             </Show>
         </details>
@@ -94,7 +125,12 @@ pub fn TransferPanel() -> impl IntoView {
 }
 
 /// Reads, validates and previews a file; nothing is written.
-async fn preview_file(page: PageContext, pending: RwSignal<Option<PendingImport>>, file: File) {
+async fn preview_file(
+    page: PageContext,
+    pending: RwSignal<Option<Arc<PendingImport>>>,
+    progress: RwSignal<Option<String>>,
+    file: File,
+) {
     pending.set(None);
     if file.size() > MAX_IMPORT_BYTES as f64 {
         page.memory_notice.set(Some(Notice::failed(format!(
@@ -115,13 +151,27 @@ async fn preview_file(page: PageContext, pending: RwSignal<Option<PendingImport>
             return;
         }
     };
-    match page.session().preview_import(&bytes).await {
+    progress.set(Some(format!("Reading {}…", file.name())));
+    yield_to_browser().await;
+    let checked = page
+        .session()
+        .preview_import_paced(&bytes, |so_far: CheckProgress| {
+            progress.set(Some(format!(
+                "Checking {} of {} records…",
+                grouped(so_far.checked),
+                grouped(so_far.total)
+            )));
+            yield_to_browser()
+        })
+        .await;
+    progress.set(None);
+    match checked {
         Ok(preview) => {
             page.memory_notice.set(Some(Notice::done(format!(
                 "{} is valid. Check the preview, then merge or replace; nothing has changed yet.",
                 file.name()
             ))));
-            pending.set(Some(preview));
+            pending.set(Some(Arc::new(preview)));
         }
         Err(e) => page
             .memory_notice
@@ -157,4 +207,17 @@ fn offer_download(json: &str) -> Result<(), String> {
         .unwrap_or_default();
     let name = format!("remind-memory-{}.json", day.get(..10).unwrap_or("export"));
     offer_json_download(json, &name)
+}
+
+/// A count with its thousands apart, as people read them: "11 500".
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(digit);
+    }
+    out
 }
