@@ -151,23 +151,23 @@ pub struct CheckProgress {
 /// describe. A caller that must stay responsive (a page's main thread, where checking
 /// thousands of records at once freezes the page) pauses between slices; the result
 /// is the same as [`parse_import`]'s, which is this run in one go.
-pub struct ImportCheck {
+pub struct ImportCheck<'file> {
     version: u32,
     exported_at: Option<i64>,
     app_version: Option<String>,
     /// The file's records as their JSON text, unread; `None` when `records` is
     /// missing or not an array (a problem already noted).
-    items: Option<Vec<Box<RawValue>>>,
+    items: Option<Vec<&'file RawValue>>,
     next: usize,
     records: Vec<MemoryRecord>,
     problems: Problems,
 }
 
-impl ImportCheck {
+impl<'file> ImportCheck<'file> {
     /// Reads the file's JSON and header; refused at once when the file is too large,
     /// not JSON, or not an export this build can read (its records would only add
     /// noise to the reason).
-    pub fn start(bytes: &[u8]) -> Result<Self, ImportRejection> {
+    pub fn start(bytes: &'file [u8]) -> Result<Self, ImportRejection> {
         let reject = |problem| ImportRejection {
             problems: vec![problem],
         };
@@ -189,12 +189,10 @@ impl ImportCheck {
         // The syntax of the whole file is checked here, but its records are kept as
         // their JSON text and read one by one in `check_next`: reading megabytes of
         // JSON into values at once would itself freeze a page.
-        let whole: &RawValue = serde_json::from_slice(bytes).map_err(malformed)?;
         let mut problems = Problems::default();
-        let Ok(mut fields) = serde_json::from_str::<BTreeMap<String, &RawValue>>(whole.get())
-        else {
-            // Not an object: read it whole, to say what it is.
-            let root: Value = serde_json::from_str(whole.get()).map_err(malformed)?;
+        let Ok(mut fields) = serde_json::from_slice::<BTreeMap<String, &RawValue>>(bytes) else {
+            // Not JSON, or not an object: read it whole, to say where or what it is.
+            let root: Value = serde_json::from_slice(bytes).map_err(malformed)?;
             problems.push(wrong_type("$", "an object", &root));
             return Err(problems.into_rejection());
         };
@@ -349,11 +347,11 @@ fn wrong_type(path: &str, expected: &'static str, found: &Value) -> ImportError 
 
 /// The header, and the records left unread; `None` when the file is not an export
 /// this build can read at all (then the record problems would only be noise).
-fn read_header(
+fn read_header<'file>(
     object: Map<String, Value>,
-    records: Option<&RawValue>,
+    records: Option<&'file RawValue>,
     problems: &mut Problems,
-) -> Option<ImportCheck> {
+) -> Option<ImportCheck<'file>> {
     match object.get("format") {
         None => {
             problems.push(ImportError::Missing {
@@ -414,7 +412,7 @@ fn read_header(
             });
             None
         }
-        Some(raw) => match serde_json::from_str::<Vec<Box<RawValue>>>(raw.get()) {
+        Some(raw) => match serde_json::from_str::<Vec<&RawValue>>(raw.get()) {
             Ok(items) => Some(items),
             Err(_) => {
                 let found = serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null);
