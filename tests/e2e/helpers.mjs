@@ -290,3 +290,32 @@ export async function waitForMemoryCount(page, n, timeout = 15_000) {
     throw new Error(`#memory-count should be ${n}: ${JSON.stringify(await turnState(page))}`);
   }
 }
+
+/** Every row of the records store, read with IndexedDB itself, not through the page. */
+export async function storedRows(page) {
+  return page.evaluate(() => new Promise((resolve, reject) => {
+    const open = indexedDB.open('remind');
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const db = open.result;
+      const read = db.transaction('records').objectStore('records').getAll();
+      read.onsuccess = () => { db.close(); resolve(read.result); };
+      read.onerror = () => { db.close(); reject(read.error); };
+    };
+  }));
+}
+
+/** Puts raw rows into the records store, as a newer Remind, a hostile import of an earlier one or a damaged disk would leave them. */
+export async function putRawRows(page, rows) {
+  await page.evaluate((rows) => new Promise((resolve, reject) => {
+    const open = indexedDB.open('remind');
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const db = open.result;
+      const tx = db.transaction('records', 'readwrite');
+      for (const row of rows) tx.objectStore('records').put(row);
+      tx.oncomplete = () => { db.close(); resolve(); };
+      tx.onerror = () => { db.close(); reject(tx.error); };
+    };
+  }), rows);
+}

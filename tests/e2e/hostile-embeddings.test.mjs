@@ -7,42 +7,13 @@ import path from 'node:path';
 import { queryFromPrompt } from './fake-llm-server.mjs';
 import {
   ask, correct, fakeLlmAndSite, fakeRequests, firstPage, freshApp, freshProfileDir, launch, openApp, saveSettings,
-  waitForEmbedder, waitForMemoryCount,
+  waitForEmbedder, waitForMemoryCount, storedRows, putRawRows,
 } from './helpers.mjs';
 
 const CLARIFICATION = 'when I ask for like, I want a synonym.';
 const DIMENSIONS = 384;
 
 const env = fakeLlmAndSite();
-
-/** Every row of the records store, read with IndexedDB itself, not through the page. */
-async function storedRows(page) {
-  return page.evaluate(() => new Promise((resolve, reject) => {
-    const open = indexedDB.open('remind');
-    open.onerror = () => reject(open.error);
-    open.onsuccess = () => {
-      const db = open.result;
-      const read = db.transaction('records').objectStore('records').getAll();
-      read.onsuccess = () => { db.close(); resolve(read.result); };
-      read.onerror = () => { db.close(); reject(read.error); };
-    };
-  }));
-}
-
-/** Puts raw rows into the records store, as a hostile import of an earlier Remind or a damaged disk would leave them. */
-async function putRawRows(page, rows) {
-  await page.evaluate((rows) => new Promise((resolve, reject) => {
-    const open = indexedDB.open('remind');
-    open.onerror = () => reject(open.error);
-    open.onsuccess = () => {
-      const db = open.result;
-      const tx = db.transaction('records', 'readwrite');
-      for (const row of rows) tx.objectStore('records').put(row);
-      tx.oncomplete = () => { db.close(); resolve(); };
-      tx.onerror = () => { db.close(); reject(tx.error); };
-    };
-  }), rows);
-}
 
 /** Whether a stored vector is one retrieval can compare: finite values, unit length. */
 function isUnitVector(vector) {

@@ -2,39 +2,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  ask, fakeLlmAndSite, firstPage, freshProfileDir, launch, openApp, saveSettings, waitForMemoryCount, waitForText, secondWindow,
+  ask, fakeLlmAndSite, firstPage, freshProfileDir, launch, openApp, saveSettings, waitForMemoryCount, waitForText, secondWindow, storedRows, putRawRows,
 } from './helpers.mjs';
 
 const env = fakeLlmAndSite();
-
-/** Every row of the records store, read with IndexedDB itself, not through the page. */
-async function storedRows(page) {
-  return page.evaluate(() => new Promise((resolve, reject) => {
-    const open = indexedDB.open('remind');
-    open.onerror = () => reject(open.error);
-    open.onsuccess = () => {
-      const db = open.result;
-      const read = db.transaction('records').objectStore('records').getAll();
-      read.onsuccess = () => { db.close(); resolve(read.result); };
-      read.onerror = () => { db.close(); reject(read.error); };
-    };
-  }));
-}
-
-/** Puts raw rows into the records store, as a newer Remind or a damaged disk would leave them. */
-async function putRawRows(page, rows) {
-  await page.evaluate((rows) => new Promise((resolve, reject) => {
-    const open = indexedDB.open('remind');
-    open.onerror = () => reject(open.error);
-    open.onsuccess = () => {
-      const db = open.result;
-      const tx = db.transaction('records', 'readwrite');
-      for (const row of rows) tx.objectStore('records').put(row);
-      tx.oncomplete = () => { db.close(); resolve(); };
-      tx.onerror = () => { db.close(); reject(tx.error); };
-    };
-  }), rows);
-}
 
 /** The current rows of each key: the invariant is at most one. */
 function currentByKey(rows) {

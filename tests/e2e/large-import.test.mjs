@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fakeLlmAndSite, freshApp, waitForMemoryCount, waitForText } from './helpers.mjs';
+import { fakeLlmAndSite, freshApp, storedRows, waitForMemoryCount, waitForText } from './helpers.mjs';
 import { largeExport } from './large-export.mjs';
 
 const LESSONS = 11_500;
@@ -17,21 +17,10 @@ function writeFile(name, document) {
   return file;
 }
 
-/** Every row of the `records` store, read straight from IndexedDB (not through the page). */
-async function storedRows(page) {
-  return page.evaluate(() => new Promise((resolve, reject) => {
-    const open = indexedDB.open('remind');
-    open.onerror = () => reject(open.error);
-    open.onsuccess = () => {
-      const db = open.result;
-      const request = db.transaction('records').objectStore('records').getAll();
-      request.onerror = () => reject(request.error);
-      request.onsuccess = () => {
-        db.close();
-        resolve(request.result.map((r) => ({ id: r.id, key: r.key, question: r.question, clarification: r.clarification, state: r.state })));
-      };
-    };
-  }));
+/** The fields of every stored row that a merge must carry over, read straight from IndexedDB. */
+async function storedLessons(page) {
+  const rows = await storedRows(page);
+  return rows.map((r) => ({ id: r.id, key: r.key, question: r.question, clarification: r.clarification, state: r.state }));
 }
 
 /** Records every text #import-progress shows from now on. */
@@ -67,7 +56,7 @@ test('a merge of 11 500 lessons shows its progress and stores every record, as t
     assert.match(await page.locator('#import-summary').textContent(), /^11500 new/);
     assert.equal(await page.locator('#import-preview tbody tr').count(), 100, 'the table shows a page of keys');
     assert.match(await page.locator('#import-more').textContent(), /and 11400 more/);
-    assert.equal((await storedRows(page)).length, 0, 'a preview writes nothing');
+    assert.equal((await storedLessons(page)).length, 0, 'a preview writes nothing');
 
     await page.click('#import-merge');
     await waitForText(page, '#memory-notice', `Merged: ${LESSONS} records written`, 120_000);
@@ -75,7 +64,7 @@ test('a merge of 11 500 lessons shows its progress and stores every record, as t
     assert.ok(seenWriting.includes('Writing 11 500 records…'), `writing was shown: ${JSON.stringify(seenWriting.slice(-3))}`);
     await waitForMemoryCount(page, LESSONS, 60_000);
 
-    const rows = await storedRows(page);
+    const rows = await storedLessons(page);
     assert.equal(rows.length, LESSONS, 'every record is stored');
     const byId = new Map(rows.map((r) => [r.id, r]));
     for (const record of document.records) {
@@ -102,18 +91,18 @@ test('a large merge whose write fails, a cancelled one and a file refused at its
     await page.evaluate(() => { window.__remindFailNextWrite = 'quota'; });
     await page.click('#import-merge');
     await page.waitForFunction(() => document.querySelector('#memory-notice')?.dataset.state === 'error', null, { timeout: 120_000 });
-    assert.equal((await storedRows(page)).length, 0, 'a failed write leaves no record');
+    assert.equal((await storedLessons(page)).length, 0, 'a failed write leaves no record');
     await waitForMemoryCount(page, 0);
 
     await page.click('#import-cancel');
     assert.equal(await page.locator('#import-preview').count(), 0);
-    assert.equal((await storedRows(page)).length, 0, 'a cancelled import leaves no record');
+    assert.equal((await storedLessons(page)).length, 0, 'a cancelled import leaves no record');
 
     await page.setInputFiles('#import-file', refusedFile);
     await waitForText(page, '#memory-notice', 'Nothing changed', 120_000);
     assert.match(await page.locator('#memory-notice').textContent(), /records\[11499\]\.clarification/);
     assert.equal(await page.locator('#import-preview').count(), 0, 'no preview for a refused file');
-    assert.equal((await storedRows(page)).length, 0, 'a refused file writes nothing');
+    assert.equal((await storedLessons(page)).length, 0, 'a refused file writes nothing');
 
     await page.reload();
     await page.locator('#ask-input').waitFor();
