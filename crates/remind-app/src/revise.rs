@@ -111,8 +111,9 @@ pub async fn edit(
     .await
 }
 
-/// Changes where a current clarification applies: "not relevant here" under a turn, or
-/// taking such a mark back (`expected`: the version the user was shown).
+/// Changes where a current clarification applies, from one question: "not relevant
+/// here", taking such a mark back, or a suggestion accepted (`expected`: the version the
+/// user was shown).
 pub async fn change_scope(
     store: &impl MemoryStore,
     id: &RecordId,

@@ -661,25 +661,31 @@ fn check_key(record: &MemoryRecord, path: &str, problems: &mut Problems) {
     }
 }
 
-/// `not_for`, when present: a clarification's questions the user marked "not relevant
-/// here", each a stored text like any question, at most [`MAX_EXCEPTIONS_PER_LESSON`].
-fn check_exceptions(fields: &mut Fields<'_, '_>, kind: Option<StoredKindName>) {
-    let Some(value) = fields.object.get("not_for") else {
+/// A list a record may hold, when present: an array (`expected`, as a wrong type's
+/// message says it) of at most `limit` `items_are`, and none where `refused` says the
+/// record cannot hold one; each item then goes to `check_item` with its own name
+/// (`not_for[2]`).
+fn check_list(
+    fields: &mut Fields<'_, '_>,
+    name: &str,
+    expected: &'static str,
+    items_are: &str,
+    limit: usize,
+    refused: Option<&str>,
+    mut check_item: impl FnMut(&mut Fields<'_, '_>, &str, &Value),
+) {
+    let Some(value) = fields.object.get(name) else {
         return;
     };
-    let path = fields.at("not_for");
+    let path = fields.at(name);
     let Some(items) = value.as_array() else {
-        fields
-            .problems
-            .push(wrong_type(&path, "an array of questions", value));
+        fields.problems.push(wrong_type(&path, expected, value));
         return;
     };
-    let detail = match kind {
-        Some(StoredKindName::VerifiedExample) if !items.is_empty() => {
-            Some("only a clarification can be marked not relevant to a question".to_string())
-        }
-        _ if items.len() > MAX_EXCEPTIONS_PER_LESSON => Some(format!(
-            "holds {} questions; a lesson keeps at most {MAX_EXCEPTIONS_PER_LESSON}",
+    let detail = match refused {
+        Some(why) if !items.is_empty() => Some(why.to_string()),
+        _ if items.len() > limit => Some(format!(
+            "holds {} {items_are}; a lesson keeps at most {limit}",
             items.len()
         )),
         _ => None,
@@ -689,24 +695,37 @@ fn check_exceptions(fields: &mut Fields<'_, '_>, kind: Option<StoredKindName>) {
         return;
     }
     for (i, item) in items.iter().enumerate() {
-        let name = format!("not_for[{i}]");
-        match item.as_str() {
-            Some(question) if !question.trim().is_empty() => {
-                check_text(fields, &name, question);
-            }
+        check_item(fields, &format!("{name}[{i}]"), item);
+    }
+}
+
+/// `not_for`, when present: a clarification's questions the user marked "not relevant
+/// here", each a stored text like any question, at most [`MAX_EXCEPTIONS_PER_LESSON`].
+fn check_exceptions(fields: &mut Fields<'_, '_>, kind: Option<StoredKindName>) {
+    let refused = (kind == Some(StoredKindName::VerifiedExample))
+        .then_some("only a clarification can be marked not relevant to a question");
+    check_list(
+        fields,
+        "not_for",
+        "an array of questions",
+        "questions",
+        MAX_EXCEPTIONS_PER_LESSON,
+        refused,
+        |fields, name, item| match item.as_str() {
+            Some(question) if !question.trim().is_empty() => check_text(fields, name, question),
             Some(_) => {
-                let path = fields.at(&name);
+                let path = fields.at(name);
                 fields.problems.push(ImportError::Invalid {
                     path,
                     detail: "must not be empty".into(),
                 });
             }
             None => {
-                let path = fields.at(&name);
+                let path = fields.at(name);
                 fields.problems.push(wrong_type(&path, "a string", item));
             }
-        }
-    }
+        },
+    );
 }
 
 /// An embedding's `vector`: numbers that are finite once narrowed to the `f32` a
@@ -758,45 +777,34 @@ fn check_patterns(
     kind: Option<StoredKindName>,
     scope: Option<StoredScope>,
 ) {
-    let Some(value) = fields.object.get("applies_to") else {
-        return;
-    };
-    let path = fields.at("applies_to");
-    let Some(items) = value.as_array() else {
-        fields
-            .problems
-            .push(wrong_type(&path, "an array of patterns", value));
-        return;
-    };
-    let detail = match (kind, scope) {
-        _ if items.is_empty() => None,
+    let refused = match (kind, scope) {
         (Some(StoredKindName::VerifiedExample), _) => {
-            Some("only a clarification has patterns of questions it applies to".to_string())
+            Some("only a clarification has patterns of questions it applies to")
         }
         (_, Some(StoredScope::EveryQuestion)) => {
-            Some("a lesson for every question has no patterns".to_string())
+            Some("a lesson for every question has no patterns")
         }
-        _ if items.len() > MAX_PATTERNS_PER_LESSON => Some(format!(
-            "holds {} patterns; a lesson keeps at most {MAX_PATTERNS_PER_LESSON}",
-            items.len()
-        )),
         _ => None,
     };
-    if let Some(detail) = detail {
-        fields.problems.push(ImportError::Invalid { path, detail });
-        return;
-    }
-    for (i, item) in items.iter().enumerate() {
-        let path = fields.at(&format!("applies_to[{i}]"));
-        match item.as_str().map(RequestPattern::parse) {
-            Some(Ok(_)) => {}
-            Some(Err(why)) => fields.problems.push(ImportError::Invalid {
-                path,
-                detail: why.to_string(),
-            }),
-            None => fields.problems.push(wrong_type(&path, "a string", item)),
-        }
-    }
+    check_list(
+        fields,
+        "applies_to",
+        "an array of patterns",
+        "patterns",
+        MAX_PATTERNS_PER_LESSON,
+        refused,
+        |fields, name, item| {
+            let path = fields.at(name);
+            match item.as_str().map(RequestPattern::parse) {
+                Some(Ok(_)) => {}
+                Some(Err(why)) => fields.problems.push(ImportError::Invalid {
+                    path,
+                    detail: why.to_string(),
+                }),
+                None => fields.problems.push(wrong_type(&path, "a string", item)),
+            }
+        },
+    );
 }
 
 /// A stored text (a question or a lesson): within the write gate's length limit and

@@ -363,9 +363,10 @@ impl RecordKind {
         }
     }
 
-    /// The first pattern `question` fits, if any.
-    pub fn pattern_fitting(&self, question: &str) -> Option<&RequestPattern> {
-        self.patterns().iter().find(|p| p.fits(question))
+    /// The first pattern a question fits, if any; `words` are the question's as
+    /// [`crate::request_pattern::question_words`] reads them.
+    pub fn pattern_fitting(&self, words: &[String]) -> Option<&RequestPattern> {
+        self.patterns().iter().find(|p| p.fits_words(words))
     }
 
     /// What the lesson says, as one line: the clarification, or "understanding is

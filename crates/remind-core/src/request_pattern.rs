@@ -136,7 +136,13 @@ impl RequestPattern {
     /// Whether `question` asks this request: its words are the fixed words in order,
     /// with one or more words in each slot.
     pub fn fits(&self, question: &str) -> bool {
-        self.slots_filled_by(&question_words(question)).is_some()
+        self.fits_words(&question_words(question))
+    }
+
+    /// [`RequestPattern::fits`] for a question already read by [`question_words`], so a
+    /// turn reads its question once for every lesson's patterns.
+    pub fn fits_words(&self, words: &[String]) -> bool {
+        self.slots_filled_by(words).is_some()
     }
 
     /// For each word, whether a slot took it; `None` when the words do not fit.

@@ -17,7 +17,7 @@ use crate::prompt::{
 };
 use crate::prompt_breakdown::{AttachedClarification, ClarificationOrigin, PromptBreakdown};
 use crate::record::MemoryRecord;
-use crate::request_pattern::RequestPattern;
+use crate::request_pattern::{RequestPattern, question_words};
 use crate::retrieval::{Decision, Lookup, Query, Retriever, Score, matches};
 use crate::verified_examples::{ChosenExample, ExampleBudget, select_examples};
 
@@ -203,9 +203,10 @@ pub fn build_turn(
             // a lesson whose pattern the question fits needs no similarity score, and
             // it and every lesson of its kind of question leave the retriever's
             // candidates, as in `matches`.
+            let words = question_words(question);
             let mut fitting: Vec<(&MemoryRecord, &RequestPattern)> = Vec::new();
             for record in &retrievable {
-                let Some(pattern) = record.kind.pattern_fitting(question) else {
+                let Some(pattern) = record.kind.pattern_fitting(&words) else {
                     continue;
                 };
                 if fitting.len() < at_most && !fitting.iter().any(|(r, _)| r.key == record.key) {
