@@ -109,11 +109,15 @@ test('a correction proposes its scope as the request with slots; a click makes a
     await ask(page, 'Define entropy.');
     await page.click('#not-what-i-meant');
     await page.fill('#clarification-input', 'I want a one-line definition and an example.');
-    // The proposal: no specifics found by rule, so every word is fixed.
-    assert.equal(await page.locator('#scope-pattern').textContent(), 'define entropy');
+    // The proposal: "entropy" does not frame the request, so it is a slot; a click
+    // makes it a fixed word, another a slot again.
+    assert.equal(await page.locator('#scope-pattern').textContent(), 'define ___');
     const entropy = page.locator('#scope-words .scope-word', { hasText: 'entropy' });
-    await entropy.click();
     assert.equal(await entropy.getAttribute('aria-pressed'), 'true');
+    await entropy.click();
+    assert.equal(await entropy.getAttribute('aria-pressed'), 'false');
+    assert.equal(await page.locator('#scope-pattern').textContent(), 'define entropy');
+    await entropy.click();
     assert.equal(await page.locator('#scope-pattern').textContent(), 'define ___');
     // A scope of slots alone is refused before anything is sent.
     await page.locator('#scope-words .scope-word', { hasText: 'define' }).click();

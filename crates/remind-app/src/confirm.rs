@@ -11,13 +11,9 @@ use crate::ask::Turn;
 use crate::ports::{Clock, IdSource, MemoryStore};
 use crate::revise::{self, ReviseError, StoreChange, revise};
 use remind_core::memory::{FeedbackMemory, Lesson, Written};
-use remind_core::record::{MemoryRecord, RecordId, RecordKind, Source, Timestamp};
+use remind_core::record::{MemoryRecord, RecordId, RecordKind, Timestamp};
 use remind_core::verified_examples::example_key;
-use remind_core::write_gate::{self, Origin, Refusal};
-
-/// A confirmed reply is the user's statement that it is right; the model wrote the
-/// text, but the record is the user's word (the page labels it "you said it").
-pub const VERIFIED_EXAMPLE_SOURCE: Source = Source::UserStated;
+use remind_core::write_gate::Refusal;
 
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum ExampleError {
@@ -59,21 +55,9 @@ pub async fn confirm_answer(
         return (None, Err(ExampleError::NothingToConfirm));
     };
     let question = turn.prepared.question.trim();
-    if let Err(refusal) = write_gate::admit_confirmed_reply(
-        question,
-        understanding,
-        answer,
-        Origin::UserConfirmedProposal,
-    ) {
-        return (None, Err(refusal.into()));
-    }
-    let lesson = Lesson {
-        question: question.to_string(),
-        kind: RecordKind::VerifiedExample {
-            understanding: understanding.to_string(),
-            answer: answer.to_string(),
-        },
-        source: VERIFIED_EXAMPLE_SOURCE,
+    let lesson = match Lesson::from_confirmed_reply(question, understanding, answer) {
+        Ok(lesson) => lesson,
+        Err(refusal) => return (None, Err(refusal.into())),
     };
     let expected = view.current_version(&example_key(question));
     let (id, now) = (ids.next_id(), clock.now());

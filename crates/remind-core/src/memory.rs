@@ -67,6 +67,31 @@ impl Lesson {
         }))
     }
 
+    /// The one path from a reply the user confirmed ("This is right") to a verified
+    /// example, for the page and the harness: the write gate reads the question, the
+    /// understanding and the answer as the texts that will be stored.
+    pub fn from_confirmed_reply(
+        question: &str,
+        understanding: &str,
+        answer: &str,
+    ) -> Result<Lesson, Refusal> {
+        let question = question.trim();
+        write_gate::admit_confirmed_reply(
+            question,
+            understanding,
+            answer,
+            Origin::UserConfirmedProposal,
+        )?;
+        Ok(Lesson {
+            question: question.to_string(),
+            kind: RecordKind::VerifiedExample {
+                understanding: understanding.to_string(),
+                answer: answer.to_string(),
+            },
+            source: Source::UserStated,
+        })
+    }
+
     /// A clarification in the user's own words: the common lesson.
     pub fn user_clarification(question: &str, clarification: &str) -> Self {
         Lesson {

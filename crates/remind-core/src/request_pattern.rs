@@ -7,11 +7,21 @@
 //! `< >` placed for the user instead of typed by them. A question fits a pattern when its
 //! words are the pattern's fixed words, in order, with one or more words in each slot.
 
+mod framing_words;
+
 use std::fmt;
 
 use thiserror::Error;
 
 use crate::memory_key::{MASK, MemoryKey};
+use framing_words::{LEADING_DETERMINERS, QUESTION_WORDS, frames_a_request, is_closed_class};
+
+/// Words that may sit between a question word and what it asks about ("how *is* the
+/// ...", "what *does* a ...").
+const AUXILIARIES: &[&str] = &[
+    "is", "are", "was", "were", "do", "does", "did", "can", "could", "will", "would", "should",
+    "has", "have", "had",
+];
 
 /// How a slot is written in the pattern's text form (stored, exported, shown).
 pub const SLOT: &str = "___";
@@ -58,12 +68,50 @@ pub enum PatternError {
 
 impl RequestPattern {
     /// The words of `question` with the slots Remind proposes: the specifics its
-    /// request-kind key masks (a `< word >`, names, numbers, codes, quoted text).
+    /// request-kind key masks (a `< word >`, names, numbers, codes, quoted text), and
+    /// every word that does not frame the request, with the article before it. The
+    /// first word (the request's verb or question word) and the word a question word
+    /// asks about ("how *far*", "what *time*") stay fixed.
     pub fn proposed_for(question: &str) -> Vec<ScopeWord> {
         let words = question_words(question);
-        let slots = RequestPattern::of_key(&MemoryKey::of_question(question))
+        let by_key = RequestPattern::of_key(&MemoryKey::of_question(question))
             .and_then(|key| key.slots_filled_by(&words))
             .unwrap_or_else(|| vec![false; words.len()]);
+        let quoted = quoted_words(question);
+        let marked: Vec<bool> = (0..words.len())
+            .map(|i| by_key[i] || quoted.get(i).copied().unwrap_or(false))
+            .collect();
+        let asked_about = asked_about(&words, &marked);
+        let mut slots: Vec<bool> = (0..words.len())
+            .map(|i| {
+                marked[i] || (i > 0 && !asked_about.contains(&i) && !frames_a_request(&words[i]))
+            })
+            .collect();
+        // Where the question marks its specifics (a name, a number, quotes) and slotting
+        // the unmarked words would leave one content word fixed ("translate ___" from
+        // "Translate this menu item: 'pain au chocolat'"), the marks alone say what varies.
+        let content_fixed = (0..words.len())
+            .filter(|&i| !slots[i] && !is_closed_class(&words[i]))
+            .count();
+        if marked.contains(&true) && content_fixed < 2 {
+            slots = marked.clone();
+        }
+        // "How much does a blue whale *weigh*": after a question word, "does" and the
+        // thing asked about, the last word is the verb that says what is asked.
+        if let Some(last) = verb_at_the_end(&words)
+            && !marked[last]
+        {
+            slots[last] = false;
+        }
+        // "the Eiffel Tower" and "Big Ben" are the same kind of specific.
+        for i in (1..words.len().saturating_sub(1)).rev() {
+            if slots[i + 1] && LEADING_DETERMINERS.contains(&words[i].as_str()) {
+                slots[i] = true;
+            }
+        }
+        if slots.iter().all(|&slot| slot) {
+            slots = by_key;
+        }
         words
             .into_iter()
             .zip(slots)
@@ -202,6 +250,84 @@ impl fmt::Display for RequestPattern {
     }
 }
 
+/// For each of [`question_words`]`(question)`, whether it stands between quotes: a
+/// quote that opens after a space or at the start and closes before one or at the end
+/// ('good luck', "thank you", ‘ciao’, “merci”). An apostrophe inside a word ("what's")
+/// neither opens nor closes one.
+fn quoted_words(question: &str) -> Vec<bool> {
+    let chars: Vec<(usize, char)> = question.char_indices().collect();
+    let boundary = |k: Option<&(usize, char)>| k.is_none_or(|(_, c)| !c.is_alphanumeric());
+    let closer = |open: char| match open {
+        '‘' => '’',
+        '“' => '”',
+        other => other,
+    };
+    let mut flags = Vec::new();
+    let mut from = 0;
+    let mut k = 0;
+    while k < chars.len() {
+        let (at, open) = chars[k];
+        let opens = matches!(open, '\'' | '"' | '‘' | '“')
+            && boundary(k.checked_sub(1).and_then(|p| chars.get(p)));
+        let close = opens
+            .then(|| {
+                (k + 1..chars.len()).find(|&e| {
+                    (chars[e].1 == closer(open) || (open == '\'' && chars[e].1 == '’'))
+                        && boundary(chars.get(e + 1))
+                })
+            })
+            .flatten();
+        let Some(end) = close else {
+            k += 1;
+            continue;
+        };
+        let inner_start = at + open.len_utf8();
+        let inner_end = chars[end].0;
+        flags.extend(question_words(&question[from..at]).iter().map(|_| false));
+        flags.extend(
+            question_words(&question[inner_start..inner_end])
+                .iter()
+                .map(|_| true),
+        );
+        from = inner_end + chars[end].1.len_utf8();
+        k = end + 1;
+    }
+    flags.extend(question_words(&question[from..]).iter().map(|_| false));
+    flags
+}
+
+/// The index of the last word when the question reads "question word, (word asked
+/// about,) do/does/did/can/could, a thing, verb": "How fast can a cheetah *run*?".
+/// Not for "How do I say ...", where the verb follows the person at once.
+fn verb_at_the_end(words: &[String]) -> Option<usize> {
+    const DO_OR_CAN: &[&str] = &["do", "does", "did", "can", "could"];
+    const PEOPLE: &[&str] = &["i", "you", "we", "they", "he", "she", "it", "people"];
+    if !QUESTION_WORDS.contains(&words.first()?.as_str()) {
+        return None;
+    }
+    let aux = (1..words.len().min(3)).find(|&i| DO_OR_CAN.contains(&words[i].as_str()))?;
+    let subject = words.get(aux + 1)?;
+    let last = words.len() - 1;
+    (!PEOPLE.contains(&subject.as_str()) && last > aux + 1).then_some(last)
+}
+
+/// Where each question word's subject is: the first word after it that is neither an
+/// auxiliary, an article nor a masked specific ("what is 15 *percent* of 80").
+fn asked_about(words: &[String], masked: &[bool]) -> Vec<usize> {
+    let mut found = Vec::new();
+    for (i, word) in words.iter().enumerate() {
+        if !QUESTION_WORDS.contains(&word.as_str()) {
+            continue;
+        }
+        let subject = (i + 1..words.len()).find(|&j| {
+            let w = words[j].as_str();
+            !masked[j] && !AUXILIARIES.contains(&w) && !LEADING_DETERMINERS.contains(&w)
+        });
+        found.extend(subject);
+    }
+    found
+}
+
 /// The words of a question as patterns compare them: lower-cased, punctuation and
 /// `< >` markers dropped, apostrophes and hyphens inside a word kept ("what's",
 /// "S-47"); curly apostrophes read as straight ones.
@@ -275,6 +401,56 @@ mod tests {
             proposed("How far is New York from Los Angeles?"),
             "how far is ___ from ___"
         );
+    }
+
+    #[test]
+    fn the_proposal_also_slots_the_words_that_do_not_frame_the_request() {
+        assert_eq!(proposed("Define entropy."), "define ___");
+        assert_eq!(
+            proposed("How much does a blue whale weigh?"),
+            "how much does ___ weigh"
+        );
+        assert_eq!(
+            proposed("How fast can a cheetah run?"),
+            "how fast can ___ run"
+        );
+        assert_eq!(proposed("How do I say good morning?"), "how do i say ___");
+        assert_eq!(
+            proposed("What's the opposite of generous?"),
+            "what's the opposite of ___"
+        );
+        assert_eq!(
+            proposed("Give me the steps to reset a router."),
+            "give me the steps to ___"
+        );
+    }
+
+    #[test]
+    fn quoted_text_is_a_specific_and_an_article_goes_with_the_specific_after_it() {
+        assert_eq!(
+            proposed("Translate 'where is the station' for me."),
+            "translate ___ for me"
+        );
+        assert_eq!(proposed("How tall is the Eiffel Tower?"), "how tall is ___");
+        assert!(
+            RequestPattern::proposal("How tall is the Eiffel Tower?")
+                .unwrap()
+                .fits("How tall is Big Ben?")
+        );
+        assert_eq!(
+            quoted_words("Say “merci” or ‘ciao’, don't 'shout'"),
+            [false, true, false, true, false, true]
+        );
+    }
+
+    #[test]
+    fn where_the_question_marks_its_specifics_a_proposal_keeps_its_content_words() {
+        assert_eq!(
+            proposed("Translate this menu item: 'pain au chocolat'."),
+            "translate this menu item ___"
+        );
+        let tall = RequestPattern::proposal("How tall is the Eiffel Tower?").unwrap();
+        assert!(!tall.fits("How old is the Eiffel Tower?"));
     }
 
     #[test]

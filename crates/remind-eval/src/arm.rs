@@ -11,9 +11,9 @@ use crate::baseline::GrowPrompt;
 use crate::keyword_check::understanding_names_task;
 use crate::simulated_user::SimulatedUser;
 use crate::task_stream::{RenderedTask, TaskType};
-use remind_core::memory::{FeedbackMemory, Lesson};
+use remind_core::memory::{AdmittedCorrection, FeedbackMemory, Lesson};
 use remind_core::prompt::{PromptMode, PromptTemplate, ReplyForm, TokenBudget};
-use remind_core::record::{RecordId, RecordKind, Source, StoredEmbedding, Timestamp};
+use remind_core::record::{Reach, RecordId, StoredEmbedding, Timestamp};
 use remind_core::reply::ParsedReply;
 use remind_core::retrieval::{HybridRetriever, LevenshteinRetriever, Retriever, SemanticRetriever};
 use remind_core::turn::{
@@ -21,6 +21,7 @@ use remind_core::turn::{
     TurnInput, build_turn,
 };
 use remind_core::verified_examples::ExampleBudget;
+use remind_core::write_gate::Durability;
 
 /// How MEM-PROMPT finds the stored clarification for a question.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -300,7 +301,7 @@ impl ArmState {
                         .with_feedback(&task.question, fb, &task.gold_reply);
                 }
                 ArmKind::MemPrompt(_) | ArmKind::Verified(_) => {
-                    self.remember(index, task, RecordKind::clarification(fb), embedding);
+                    self.remember(index, task, Taught::Clarification(fb), embedding);
                 }
             }
         }
@@ -312,11 +313,11 @@ impl ArmState {
         ) {
             // The page's verified example: the confirmed reply, under the question's
             // example key, chosen for later prompts by the page's own rule.
-            let kind = RecordKind::VerifiedExample {
-                understanding: understanding.to_string(),
-                answer: answer.to_string(),
+            let taught = Taught::ConfirmedReply {
+                understanding,
+                answer,
             };
-            self.remember(index, task, kind, embedding);
+            self.remember(index, task, taught, embedding);
         }
         Judgement {
             understood,
@@ -324,25 +325,48 @@ impl ArmState {
         }
     }
 
+    /// Stores what the simulated user taught as the page stores it: through the write
+    /// gate (`Lesson::from_correction`, `Lesson::from_confirmed_reply`) and the same
+    /// planning against the memory. A lesson the gate refuses is not stored, as in the
+    /// page. The paper's lessons apply by retrieval alone (`Reach::default()`).
     fn remember(
         &mut self,
         index: usize,
         task: &RenderedTask,
-        kind: RecordKind,
+        taught: Taught<'_>,
         embedding: Option<&[f32]>,
     ) {
-        let id = match kind {
-            RecordKind::Clarification { .. } => format!("{}-{index}", self.kind.name()),
-            RecordKind::VerifiedExample { .. } => format!("{}-{index}-example", self.kind.name()),
+        let (lesson, id) = match taught {
+            Taught::Clarification(clarification) => (
+                match Lesson::from_correction(
+                    &task.question,
+                    clarification,
+                    Durability::Lasting,
+                    Reach::default(),
+                ) {
+                    Ok(AdmittedCorrection::Lesson(lesson)) => lesson,
+                    Ok(AdmittedCorrection::ThisTurnOnly { .. }) | Err(_) => return,
+                },
+                format!("{}-{index}", self.kind.name()),
+            ),
+            Taught::ConfirmedReply {
+                understanding,
+                answer,
+            } => (
+                match Lesson::from_confirmed_reply(&task.question, understanding, answer) {
+                    Ok(lesson) => lesson,
+                    Err(_) => return,
+                },
+                format!("{}-{index}-example", self.kind.name()),
+            ),
         };
-        let lesson = Lesson {
-            question: task.question.trim().to_string(),
-            kind,
-            source: Source::UserStated,
+        let seen = self.memory.current_version(&self.memory.key_of(&lesson));
+        let Ok(mut written) =
+            self.memory
+                .plan_correction(lesson, seen, &[], RecordId(id), Timestamp(index as i64))
+        else {
+            return;
         };
-        let mut written = self
-            .memory
-            .plan_write(lesson, RecordId(id), Timestamp(index as i64));
         if self.kind.uses_embeddings() {
             // As the page does: a vector retrieval cannot compare is no embedding.
             written.current.embedding = embedding
@@ -350,6 +374,20 @@ impl ArmState {
         }
         self.memory.apply(&written);
     }
+
+    /// The arm's memory as its lessons left it.
+    pub fn memory(&self) -> &FeedbackMemory {
+        &self.memory
+    }
+}
+
+/// What the simulated user taught on a step.
+enum Taught<'a> {
+    Clarification(&'a str),
+    ConfirmedReply {
+        understanding: &'a str,
+        answer: &'a str,
+    },
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ pub mod scenario;
 use std::collections::{BTreeMap, HashMap};
 
 use remind_app::ports::{Completion, EmbedError, LlmError};
-use remind_core::memory::{AdmittedCorrection, FeedbackMemory, Lesson};
+use remind_core::memory::{AdmittedCorrection, FeedbackMemory, Lesson, ScopeChange};
 use remind_core::memory_key::MemoryKey;
 use remind_core::prompt::{PromptMode, PromptTemplate, TokenBudget};
 use remind_core::record::{MemoryRecord, Reach, RecordId, StoredEmbedding, Timestamp};
@@ -21,8 +21,8 @@ use remind_core::reply::parse_reply;
 use remind_core::retrieval::HybridRetriever;
 use remind_core::retrieval::embedding_refresh::embedded_text;
 use remind_core::turn::{
-    CompletionRequest, ExampleSelection, LessonMatching, PAGE_LESSONS_PER_TURN, TurnConfig,
-    TurnError, TurnInput, build_turn,
+    CompletionRequest, ExampleSelection, LessonMatching, PAGE_LESSONS_PER_TURN, PreparedTurn,
+    Suggestion, TurnConfig, TurnError, TurnInput, build_turn,
 };
 use remind_core::write_gate::Durability;
 
@@ -94,6 +94,16 @@ impl EverydayArm {
         }
     }
 
+    /// Whether the arm's simulated user answers the suggestions under the answers (the
+    /// scoped arms: the page that offers them). The other arms stand for pages before
+    /// suggestions could be answered.
+    fn answers_suggestions(self) -> bool {
+        matches!(
+            self,
+            EverydayArm::ProposedScopes | EverydayArm::ChosenScopes
+        )
+    }
+
     /// Where the arm's simulated user says a lesson applies, in the correction form.
     fn reach(self, scenario: &Scenario) -> Reach {
         match (self, &scenario.scope) {
@@ -115,12 +125,31 @@ pub struct EverydaySettings {
     pub temperature: f32,
 }
 
+/// Which round a probe was asked in: the second comes after the simulated user
+/// answered the first round's suggestions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Round {
+    First,
+    Second,
+}
+
+/// What the simulated user did with the suggestion under an answer. It accepts a
+/// suggestion of the follow-up's own lesson ("Apply it": the lesson's scope widens to
+/// the question and the question is asked again with it) and declines every other
+/// ("Not relevant here").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SuggestionAnswer {
+    Accepted,
+    Declined,
+}
+
 /// One asked question and what happened to it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ProbeOutcome {
     pub scenario: String,
     pub kind: String,
     pub question: String,
+    pub round: Round,
     /// `true` for a follow-up (should get the lesson), `false` for a near miss.
     pub should_apply: bool,
     /// The scenarios whose lessons were attached, in the query's order.
@@ -129,8 +158,19 @@ pub struct ProbeOutcome {
     pub one_time_leaked: bool,
     /// The scenario whose lesson was offered as a suggestion (not sent), if any.
     pub suggested_from: Option<String>,
-    /// Whether the answer obeyed the lesson (follow-ups, when answers are judged).
+    /// The simulated user's answer to that suggestion, in the arms that answer them.
+    pub suggestion_answer: Option<SuggestionAnswer>,
+    /// The lesson did not reach this follow-up, so the simulated user wrote the
+    /// correction again on it (first round, the arms that answer suggestions).
+    pub taught_again: bool,
+    /// Whether the final answer obeyed the scenario's lesson: after an accepted
+    /// suggestion, the answer asked again with it. Follow-ups, and near misses that got
+    /// a lesson, when answers are judged.
     pub obeyed: Option<bool>,
+    /// A near miss whose answer shows its scenario's lesson while the same question
+    /// without memory does not (judged only when a lesson was attached: otherwise the
+    /// prompt is the one without memory). `None` when answers are not judged.
+    pub leaked: Option<bool>,
     pub answer: Option<String>,
     pub prompt_tokens: usize,
     pub requests: usize,
@@ -143,6 +183,11 @@ impl ProbeOutcome {
 
     fn offered_own_lesson(&self) -> bool {
         self.suggested_from.as_ref() == Some(&self.scenario)
+    }
+
+    /// A follow-up whose lesson was attached by the first turn, with no help.
+    pub fn applied_unaided(&self) -> bool {
+        self.should_apply && self.got_own_lesson() && self.suggestion_answer.is_none()
     }
 
     /// A near miss that got its own scenario's lesson, or a one-time instruction.
@@ -202,6 +247,8 @@ pub struct Figures {
     /// Near misses whose scenario's lesson was offered as a suggestion (one click
     /// declines it).
     pub wrongly_suggested: Share,
+    /// Near misses whose answer shows their scenario's lesson only with memory on.
+    pub leaked: Share,
     pub obeyed: Share,
     pub prompt_tokens: usize,
     pub requests: usize,
@@ -211,7 +258,7 @@ pub struct Figures {
 impl Figures {
     fn add(&mut self, probe: &ProbeOutcome) {
         if probe.should_apply {
-            self.applied.add(probe.got_own_lesson());
+            self.applied.add(probe.applied_unaided());
             self.suggested.add(probe.offered_own_lesson());
             if let Some(obeyed) = probe.obeyed {
                 self.obeyed.add(obeyed);
@@ -219,6 +266,9 @@ impl Figures {
         } else {
             self.wrongly_applied.add(probe.wrongly_applied());
             self.wrongly_suggested.add(probe.offered_own_lesson());
+            if let Some(leaked) = probe.leaked {
+                self.leaked.add(leaked);
+            }
         }
         self.prompt_tokens += probe.prompt_tokens;
         self.requests += probe.requests;
@@ -235,26 +285,34 @@ impl Figures {
 }
 
 impl ArmOutcome {
+    /// The first round's figures.
     pub fn figures(&self) -> Figures {
+        self.round_figures(Round::First)
+    }
+
+    pub fn round_figures(&self, round: Round) -> Figures {
         let mut figures = Figures::default();
-        self.probes.iter().for_each(|p| figures.add(p));
+        self.probes
+            .iter()
+            .filter(|p| p.round == round)
+            .for_each(|p| figures.add(p));
         figures
     }
 
     pub fn figures_by_kind(&self) -> BTreeMap<String, Figures> {
         let mut by_kind: BTreeMap<String, Figures> = BTreeMap::new();
-        for probe in &self.probes {
+        for probe in self.probes.iter().filter(|p| p.round == Round::First) {
             by_kind.entry(probe.kind.clone()).or_default().add(probe);
         }
         by_kind
     }
 
-    /// The summary line, exactly in its form.
+    /// The summary line for the first round, exactly in its form.
     pub fn summary_line(&self) -> String {
         let f = self.figures();
         format!(
-            "everyday: applied {}, wrongly applied {}, obeyed {}",
-            f.applied, f.wrongly_applied, f.obeyed
+            "everyday: applied {}, suggested {}, wrongly applied {}, leaked {}, obeyed {}",
+            f.applied, f.suggested, f.wrongly_applied, f.leaked, f.obeyed
         )
     }
 }
@@ -281,7 +339,7 @@ pub fn replay_arm(
     scenarios: &[Scenario],
     settings: &EverydaySettings,
     embed: &mut dyn FnMut(&str) -> Result<Vec<f32>, EmbedError>,
-    mut ask: Option<AskEndpoint<'_>>,
+    ask: Option<AskEndpoint<'_>>,
 ) -> Result<ArmOutcome, EverydayError> {
     let template = PromptTemplate::general();
     let retriever = HybridRetriever { tau: settings.tau };
@@ -311,77 +369,44 @@ pub fn replay_arm(
     } else {
         0
     };
-    let scenario_of: HashMap<&str, &str> = scenarios
-        .iter()
-        .map(|s| (s.question.as_str(), s.id.as_str()))
-        .collect();
-    let mut probes = Vec::new();
-    for scenario in scenarios {
-        let asked = scenario
-            .follow_ups
+    let no_memory = TurnConfig {
+        lessons: LessonMatching::Off,
+        ..config
+    };
+    let mut replay = Replay {
+        arm,
+        memory: learned.memory,
+        config: &config,
+        no_memory: &no_memory,
+        scenario_of: scenarios
             .iter()
-            .map(|p| (p, true))
-            .chain(scenario.near_misses.iter().map(|p| (p, false)));
-        for (probe, should_apply) in asked {
-            let key = arm.key(&probe.question);
-            let vector = embed(embedded_text(&key))?;
-            let turn_error = |source| EverydayError::Turn {
-                scenario: scenario.id.clone(),
-                source,
-            };
-            let input = TurnInput {
-                question: &probe.question,
-                question_embedding: Some(&vector),
-                one_time_clarification: None,
-            };
-            let prepared = build_turn(&learned.memory, &config, &input).map_err(turn_error)?;
-            let applied_from = prepared
-                .applied
+            .map(|s| (s.question.clone(), s.id.clone()))
+            .collect(),
+        feedback: 0,
+        embed,
+        ask,
+    };
+    let mut probes = Vec::new();
+    for (round, follow_ups, near_misses) in [
+        (
+            Round::First,
+            (|s: &Scenario| &s.follow_ups) as fn(&Scenario) -> &Vec<Probe>,
+            (|s: &Scenario| &s.near_misses) as fn(&Scenario) -> &Vec<Probe>,
+        ),
+        (
+            Round::Second,
+            |s: &Scenario| &s.second_follow_ups,
+            |s: &Scenario| &s.second_near_misses,
+        ),
+    ] {
+        for scenario in scenarios {
+            let asked = follow_ups(scenario)
                 .iter()
-                .filter_map(|a| scenario_of.get(a.record.question.as_str()))
-                .map(|id| id.to_string())
-                .collect();
-            let suggested_from = prepared
-                .suggestion
-                .as_ref()
-                .and_then(|s| scenario_of.get(s.record.question.as_str()))
-                .map(|id| id.to_string());
-            let one_time_leaked = !scenario.lasting
-                && prepared
-                    .request
-                    .prompt
-                    .display_text()
-                    .contains(&scenario.correction);
-            let judged = match (&mut ask, should_apply) {
-                (Some(ask), true) => {
-                    let completion =
-                        ask(&prepared.request).map_err(|source| EverydayError::Endpoint {
-                            scenario: scenario.id.clone(),
-                            source,
-                        })?;
-                    let reply = parse_reply(
-                        prepared.breakdown.form,
-                        &completion.text,
-                        completion.stopped,
-                    );
-                    let answer = reply.answer.clone().unwrap_or_else(|| reply.full_text());
-                    Some((scenario.is_obeyed_by(&answer), answer))
-                }
-                _ => None,
-            };
-            probes.push(ProbeOutcome {
-                scenario: scenario.id.clone(),
-                kind: scenario.kind.clone(),
-                question: probe.question.clone(),
-                should_apply,
-                applied_from,
-                one_time_leaked,
-                suggested_from,
-                obeyed: judged.as_ref().map(|(obeyed, _)| *obeyed),
-                answer: judged.map(|(_, answer)| answer),
-                prompt_tokens: prepared.request.prompt.estimated_tokens(),
-                requests: usize::from(ask.is_some() && should_apply),
-            });
+                .map(|p| (p, true))
+                .chain(near_misses(scenario).iter().map(|p| (p, false)));
+            for (probe, should_apply) in asked {
+                probes.push(replay.ask_probe(scenario, probe, should_apply, round)?);
+            }
         }
     }
     Ok(ArmOutcome {
@@ -391,6 +416,189 @@ pub fn replay_arm(
         superseded: learned.superseded,
         marked_not_relevant,
     })
+}
+
+/// One arm's memory as the simulated user asks and answers suggestions.
+struct Replay<'r, 'c, 'a> {
+    arm: EverydayArm,
+    memory: FeedbackMemory,
+    config: &'r TurnConfig<'c>,
+    no_memory: &'r TurnConfig<'c>,
+    /// Each scenario's id by the question its lesson was taught on.
+    scenario_of: HashMap<String, String>,
+    /// Suggestions answered so far: ids and times of the records they write.
+    feedback: usize,
+    embed: &'r mut dyn FnMut(&str) -> Result<Vec<f32>, EmbedError>,
+    ask: Option<AskEndpoint<'a>>,
+}
+
+impl Replay<'_, '_, '_> {
+    fn ask_probe(
+        &mut self,
+        scenario: &Scenario,
+        probe: &Probe,
+        should_apply: bool,
+        round: Round,
+    ) -> Result<ProbeOutcome, EverydayError> {
+        let key = self.arm.key(&probe.question);
+        let vector = (self.embed)(embedded_text(&key))?;
+        let input = TurnInput {
+            question: &probe.question,
+            question_embedding: Some(&vector),
+            one_time_clarification: None,
+        };
+        let turn_error = |source| EverydayError::Turn {
+            scenario: scenario.id.clone(),
+            source,
+        };
+        let first = build_turn(&self.memory, self.config, &input).map_err(turn_error)?;
+        let suggested_from = first
+            .suggestion
+            .as_ref()
+            .and_then(|s| self.scenario_of.get(&s.record.question))
+            .cloned();
+        let suggestion_answer = match &first.suggestion {
+            Some(suggestion) if self.arm.answers_suggestions() => {
+                Some(self.answer_suggestion(suggestion, scenario, &probe.question, should_apply))
+            }
+            _ => None,
+        };
+        // "Apply it" asks the question again, now within the lesson's widened scope.
+        let prepared = if suggestion_answer == Some(SuggestionAnswer::Accepted) {
+            build_turn(&self.memory, self.config, &input).map_err(turn_error)?
+        } else {
+            first
+        };
+        let applied_from: Vec<String> = prepared
+            .applied
+            .iter()
+            .filter_map(|a| self.scenario_of.get(&a.record.question))
+            .cloned()
+            .collect();
+        let one_time_leaked = !scenario.lasting
+            && prepared
+                .request
+                .prompt
+                .display_text()
+                .contains(&scenario.correction);
+        // Follow-ups are judged by their answer; a near miss only when a lesson went
+        // with it, against the same question without memory.
+        let (obeyed, answer, leaked) = match (&mut self.ask, should_apply) {
+            (None, _) => (None, None, None),
+            (Some(ask), true) => {
+                let answer = answer_of(ask, &prepared, scenario)?;
+                (Some(scenario.is_obeyed_by(&answer)), Some(answer), None)
+            }
+            (Some(ask), false) if !prepared.applied.is_empty() => {
+                let with_memory = answer_of(ask, &prepared, scenario)?;
+                let bare = build_turn(&self.memory, self.no_memory, &input).map_err(turn_error)?;
+                let obeyed = scenario.is_obeyed_by(&with_memory);
+                let leaked = obeyed && !scenario.is_obeyed_by(&answer_of(ask, &bare, scenario)?);
+                (Some(obeyed), Some(with_memory), Some(leaked))
+            }
+            (Some(_), false) => (None, None, Some(false)),
+        };
+        // What the page sends: the turn, and the turn again after "Apply it".
+        let requests = 1 + usize::from(suggestion_answer == Some(SuggestionAnswer::Accepted));
+        // A first-round follow-up its lesson did not reach, and whose answer shows it
+        // (or, unjudged, any such follow-up): the user corrects it again.
+        let taught_again = self.arm.answers_suggestions()
+            && round == Round::First
+            && should_apply
+            && !applied_from.contains(&scenario.id)
+            && obeyed != Some(true)
+            && self.teach_again(scenario, &probe.question)?;
+        Ok(ProbeOutcome {
+            scenario: scenario.id.clone(),
+            kind: scenario.kind.clone(),
+            question: probe.question.clone(),
+            round,
+            taught_again,
+            should_apply,
+            applied_from,
+            one_time_leaked,
+            suggested_from,
+            suggestion_answer,
+            obeyed,
+            leaked,
+            answer,
+            prompt_tokens: prepared.request.prompt.estimated_tokens(),
+            requests,
+        })
+    }
+
+    /// The correction written again on `question`, saved with the scope the page
+    /// proposes for it, as a new lesson of that kind of question. `false` if the gate
+    /// or the memory refused it.
+    fn teach_again(&mut self, scenario: &Scenario, question: &str) -> Result<bool, EmbedError> {
+        let Ok(AdmittedCorrection::Lesson(lesson)) = Lesson::from_correction(
+            question,
+            &scenario.correction,
+            Durability::Lasting,
+            Reach::proposed_for(question),
+        ) else {
+            return Ok(false);
+        };
+        let id = RecordId(format!("everyday-feedback-{}", self.feedback));
+        let now = Timestamp(2_000_000 + self.feedback as i64);
+        self.feedback += 1;
+        let seen = self.memory.current_version(&lesson.key());
+        let Ok(mut written) = self.memory.plan_correction(lesson, seen, &[], id, now) else {
+            return Ok(false);
+        };
+        let vector = (self.embed)(embedded_text(&written.current.key))?;
+        written.current.embedding = StoredEmbedding::new("everyday", vector).ok();
+        self.memory.apply(&written);
+        self.scenario_of
+            .insert(question.to_string(), scenario.id.clone());
+        Ok(true)
+    }
+
+    /// The simulated user's click on a suggestion, written as the page writes it: a
+    /// follow-up's own lesson is applied here too, anything else is not relevant here.
+    fn answer_suggestion(
+        &mut self,
+        suggestion: &Suggestion,
+        scenario: &Scenario,
+        question: &str,
+        should_apply: bool,
+    ) -> SuggestionAnswer {
+        let record = &suggestion.record;
+        let (answer, change) = if should_apply && record.question == scenario.question {
+            (SuggestionAnswer::Accepted, ScopeChange::AppliesHereToo)
+        } else {
+            (SuggestionAnswer::Declined, ScopeChange::NotRelevantHere)
+        };
+        let id = RecordId(format!("everyday-feedback-{}", self.feedback));
+        let now = Timestamp(2_000_000 + self.feedback as i64);
+        self.feedback += 1;
+        // The page shows a refusal and changes nothing; so does the replay.
+        if let Ok(written) =
+            self.memory
+                .plan_scope_change(&record.id, record.version, question, change, id, now)
+        {
+            self.memory.apply(&written);
+        }
+        answer
+    }
+}
+
+/// Sends a turn and reads the answer out of the reply.
+fn answer_of(
+    ask: &mut AskEndpoint<'_>,
+    prepared: &PreparedTurn,
+    scenario: &Scenario,
+) -> Result<String, EverydayError> {
+    let completion = ask(&prepared.request).map_err(|source| EverydayError::Endpoint {
+        scenario: scenario.id.clone(),
+        source,
+    })?;
+    let reply = parse_reply(
+        prepared.breakdown.form,
+        &completion.text,
+        completion.stopped,
+    );
+    Ok(reply.answer.clone().unwrap_or_else(|| reply.full_text()))
 }
 
 /// The user's first pass over the near misses: every retrieved lesson a near miss got
@@ -553,6 +761,17 @@ pub struct EverydayRun {
     pub answers_judged: bool,
 }
 
+/// An answer on one line, cut to what a report row can hold.
+fn one_line(answer: &str) -> String {
+    answer
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(140)
+        .collect()
+}
+
 fn percent_cell(share: Share) -> String {
     if share.of == 0 {
         "–".into()
@@ -589,21 +808,50 @@ pub fn render_report(run: &EverydayRun, outcomes: &[ArmOutcome]) -> String {
         run.command
     ));
     out.push_str(
-        "| arm | follow-ups that got the lesson | near misses that wrongly got it | follow-ups offered it (suggestion) | near misses offered it | follow-ups whose answer obeys | prompt tokens per turn (est.) | requests per turn |\n|---|---|---|---|---|---|---|---|\n",
+        "| arm | follow-ups that got the lesson | follow-ups only offered it (suggestion) | near misses that wrongly got it | near misses offered it | near misses where it leaked into the answer | follow-ups whose answer obeys | second round: follow-ups that got it | second round: near misses that got it | prompt tokens per turn (est.) | requests per turn |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for outcome in outcomes {
         let f = outcome.figures();
+        let second = outcome.round_figures(Round::Second);
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {:.0} | {:.2} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:.0} | {:.2} |\n",
             outcome.arm.name(),
             percent_cell(f.applied),
-            percent_cell(f.wrongly_applied),
             percent_cell(f.suggested),
+            percent_cell(f.wrongly_applied),
             percent_cell(f.wrongly_suggested),
+            percent_cell(f.leaked),
             percent_cell(f.obeyed),
+            percent_cell(second.applied),
+            percent_cell(second.wrongly_applied),
             f.prompt_tokens_per_turn(),
             f.requests_per_turn()
         ));
+    }
+    out.push_str(
+        "\nThe first round: follow-ups and near misses asked once; the simulated user accepts a suggestion of the follow-up's own lesson (the scope widens, the question is asked again, and that answer is judged) and declines any other. \"Got the lesson\" counts only lessons attached without that help. The second round asks other specifics and the first round's rephrasings again, against the memory the first round's answers left.\n",
+    );
+    for outcome in outcomes {
+        let first_round = || outcome.probes.iter().filter(|p| p.round == Round::First);
+        let answered = |answer| {
+            first_round()
+                .filter(|p| p.suggestion_answer == Some(answer))
+                .count()
+        };
+        let taught_again = first_round().filter(|p| p.taught_again).count();
+        if answered(SuggestionAnswer::Accepted)
+            + answered(SuggestionAnswer::Declined)
+            + taught_again
+            > 0
+        {
+            out.push_str(&format!(
+                "\n{}, first round: {} suggestions accepted, {} declined, {} follow-ups corrected again.\n",
+                outcome.arm.name(),
+                answered(SuggestionAnswer::Accepted),
+                answered(SuggestionAnswer::Declined),
+                taught_again
+            ));
+        }
     }
     for outcome in outcomes.iter().filter(|o| o.marked_not_relevant > 0) {
         out.push_str(&format!(
@@ -628,41 +876,61 @@ pub fn render_report(run: &EverydayRun, outcomes: &[ArmOutcome]) -> String {
     let missed: Vec<&ProbeOutcome> = last
         .probes
         .iter()
-        .filter(|p| (p.should_apply && !p.got_own_lesson()) || p.wrongly_applied())
+        .filter(|p| (p.should_apply && !p.applied_unaided()) || p.wrongly_applied())
         .collect();
     if !missed.is_empty() {
         out.push_str(&format!("\n## Where {} went wrong\n\n", last.arm.name()));
         for p in missed {
+            let round = match p.round {
+                Round::First => "",
+                Round::Second => " (second round)",
+            };
             let what = match (p.should_apply, p.applied_from.as_slice()) {
+                (true, _) if p.suggestion_answer == Some(SuggestionAnswer::Accepted) => {
+                    "offered, accepted".to_string()
+                }
+                (true, []) if p.offered_own_lesson() => "offered only".to_string(),
                 (true, []) => "no lesson".to_string(),
                 (true, others) => format!("got the lessons of {}", others.join(", ")),
                 (false, _) if p.one_time_leaked => "got the one-time instruction".to_string(),
                 (false, _) => "got the lesson (a near miss)".to_string(),
             };
-            out.push_str(&format!("- {} · \"{}\": {what}\n", p.scenario, p.question));
+            out.push_str(&format!(
+                "- {} · \"{}\"{round}: {what}\n",
+                p.scenario, p.question
+            ));
         }
     }
     let disobeyed: Vec<&ProbeOutcome> = last
         .probes
         .iter()
-        .filter(|p| p.got_own_lesson() && p.obeyed == Some(false))
+        .filter(|p| p.should_apply && p.got_own_lesson() && p.obeyed == Some(false))
         .collect();
     if !disobeyed.is_empty() {
         out.push_str("\n## Got the lesson, answer did not obey\n\n");
         for p in disobeyed {
-            let answer: String = p
-                .answer
-                .as_deref()
-                .unwrap_or_default()
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
-                .chars()
-                .take(140)
-                .collect();
             out.push_str(&format!(
-                "- {} · \"{}\": {answer}\n",
-                p.scenario, p.question
+                "- {} · \"{}\": {}\n",
+                p.scenario,
+                p.question,
+                one_line(p.answer.as_deref().unwrap_or_default())
+            ));
+        }
+    }
+    let leaked: Vec<&ProbeOutcome> = last
+        .probes
+        .iter()
+        .filter(|p| p.leaked == Some(true))
+        .collect();
+    if !leaked.is_empty() {
+        out.push_str("\n## Near misses whose answer showed the lesson only with memory on\n\n");
+        for p in leaked {
+            out.push_str(&format!(
+                "- {} · \"{}\" (attached: {}): {}\n",
+                p.scenario,
+                p.question,
+                p.applied_from.join(", "),
+                one_line(p.answer.as_deref().unwrap_or_default())
             ));
         }
     }
@@ -755,8 +1023,11 @@ mod tests {
         let run = |arm| replay_arm(arm, &scenarios, &settings(), &mut words, None).unwrap();
         let before = run(EverydayArm::SeveralLessons);
         let after = run(EverydayArm::AfterNotRelevantMarks);
-        let near_misses_with_their_own_lesson =
-            before.probes.iter().filter(|p| p.wrongly_applied()).count();
+        let near_misses_with_their_own_lesson = before
+            .probes
+            .iter()
+            .filter(|p| p.round == Round::First && p.wrongly_applied())
+            .count();
         assert!(
             near_misses_with_their_own_lesson > 0,
             "the word-count embedder misfires somewhere"
@@ -821,7 +1092,9 @@ mod tests {
     #[test]
     fn answers_are_judged_by_the_scenarios_check_when_an_endpoint_is_given() {
         let scenarios: Vec<Scenario> = scenarios().into_iter().take(1).collect();
+        let sent = std::cell::Cell::new(0);
         let mut ask = |_: &CompletionRequest| {
+            sent.set(sent.get() + 1);
             Ok(Completion {
                 text: " Understanding: the distance\nAnswer: About 465 km.\nEND".into(),
                 stopped: true,
@@ -837,7 +1110,17 @@ mod tests {
         .unwrap();
         let f = outcome.figures();
         assert_eq!(f.obeyed, Share { hits: 2, of: 2 });
-        assert_eq!(f.requests, 2, "only follow-ups are sent");
+        assert_eq!(f.requests, f.turns, "the page sends one request a turn");
+        // Every near miss is judged; one that got a lesson is also asked without memory,
+        // and answers in km either way, so nothing leaked.
+        assert_eq!(f.leaked, Share { hits: 0, of: 2 });
+        let with_a_lesson = outcome
+            .probes
+            .iter()
+            .filter(|p| !p.should_apply && !p.applied_from.is_empty())
+            .count();
+        let follow_ups = outcome.probes.iter().filter(|p| p.should_apply).count();
+        assert_eq!(sent.get(), follow_ups + 2 * with_a_lesson);
         let report = render_report(
             &EverydayRun {
                 command: "remind-eval --stream everyday".into(),

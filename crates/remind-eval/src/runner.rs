@@ -19,8 +19,8 @@ use crate::arm::{ArmKind, ArmSettings, ArmState, Judgement, PreparedStep};
 use crate::blocking_http_llm::BlockingHttpLlm;
 use crate::config::EvalConfig;
 use crate::everyday::{
-    AskEndpoint, EverydayArm, EverydayRun, EverydaySettings, ProbeOutcome, headline,
-    parse_scenarios, render_report, replay_arm,
+    AskEndpoint, EverydayArm, EverydayRun, EverydaySettings, ProbeOutcome, Round, SuggestionAnswer,
+    headline, parse_scenarios, render_report, replay_arm,
 };
 use crate::metrics::{ArmMetrics, arm_metrics};
 use crate::progress::progress_line;
@@ -249,7 +249,6 @@ fn read_log(path: &Path) -> Result<Vec<StepRecord>, EvalError> {
     Ok(parsed.records)
 }
 
-/// Question embeddings for the arms that use them, computed once up front.
 /// The everyday stream: every arm over the scenarios, one report (`everyday.md`) and
 /// every probe's outcome (`everyday-probes.jsonl`) in `--out`.
 fn run_everyday(config: &EvalConfig) -> Result<RunReport, EvalError> {
@@ -341,9 +340,16 @@ fn probe_line(arm: EverydayArm, probe: &ProbeOutcome) -> String {
         "scenario": probe.scenario,
         "kind": probe.kind,
         "question": probe.question,
+        "round": match probe.round { Round::First => 1, Round::Second => 2 },
         "should_apply": probe.should_apply,
         "applied_from": probe.applied_from,
         "suggested_from": probe.suggested_from,
+        "suggestion_answer": probe.suggestion_answer.map(|a| match a {
+            SuggestionAnswer::Accepted => "accepted",
+            SuggestionAnswer::Declined => "declined",
+        }),
+        "leaked": probe.leaked,
+        "taught_again": probe.taught_again,
         "wrongly_applied": probe.wrongly_applied(),
         "obeyed": probe.obeyed,
         "answer": probe.answer,

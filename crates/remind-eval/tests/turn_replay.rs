@@ -1,14 +1,18 @@
 //! The experiment measures what the page sends: a harness step, replayed through the
 //! page's own session with the same lessons taught the page's way, gives the same
-//! request, byte for byte. Both go through `remind_core::turn::build_turn`; this pins
-//! that the configurations the harness passes stay the page's.
+//! request, byte for byte, and the page stores the same lessons. Both go through
+//! `remind_core::turn::build_turn` and the lesson path (`Lesson::from_correction`,
+//! `Lesson::from_confirmed_reply`, `plan_correction`); this pins that the
+//! configurations the harness passes stay the page's.
 
 use remind_app::correct::Correction;
 use remind_app::in_process_embeddings::NoEmbeddings;
 use remind_app::session::{Ports, Session};
 use remind_app::settings::Settings;
+use remind_core::memory::FeedbackMemory;
+use remind_core::memory_key::MemoryKey;
 use remind_core::prompt::{PromptMode, PromptTemplate, ReplyForm};
-use remind_core::record::Reach;
+use remind_core::record::{Reach, RecordKind, Source};
 use remind_core::reply::parse_reply;
 use remind_core::write_gate::Durability;
 use remind_eval::arm::{ArmKind, ArmSettings, ArmState, DemoSelection, LessonRetrieval};
@@ -16,6 +20,23 @@ use remind_eval::task_stream::{RenderedTask, TaskType};
 use remind_test_support::scripted::{
     CountingIds, ScriptedModel, SettingsInMemory, SharedStore, TickingClock, block_on, session_over,
 };
+
+/// What a stored lesson says, without the ids and times each side draws for itself.
+fn lessons(memory: &FeedbackMemory) -> Vec<(String, MemoryKey, RecordKind, Source, u32)> {
+    memory
+        .records()
+        .iter()
+        .map(|r| {
+            (
+                r.question.clone(),
+                r.key.clone(),
+                r.kind.clone(),
+                r.source,
+                r.version,
+            )
+        })
+        .collect()
+}
 
 fn task(question: &str, task_type: TaskType, word: &str, clarification: &str) -> RenderedTask {
     RenderedTask {
@@ -82,6 +103,7 @@ fn a_mem_prompt_step_replays_through_the_page_to_the_same_bytes() {
     .unwrap();
     let replayed = block_on(page.ask(&next.question)).unwrap();
 
+    assert_eq!(lessons(&page.memory()), lessons(arm.memory()));
     assert_eq!(replayed.prepared.request, logged.request);
     assert_eq!(
         replayed.prepared.request.prompt.display_text(),
@@ -114,5 +136,6 @@ fn a_verified_step_replays_through_the_page_to_the_same_bytes() {
     block_on(page.confirm_answer(&first)).unwrap();
     let replayed = block_on(page.ask(&next.question)).unwrap();
 
+    assert_eq!(lessons(&page.memory()), lessons(arm.memory()));
     assert_eq!(replayed.prepared.request, logged.request);
 }

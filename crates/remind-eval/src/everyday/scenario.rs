@@ -27,6 +27,10 @@ struct ScenarioLine {
     scope: Option<String>,
     follow_ups: Vec<Probe>,
     near_misses: Vec<Probe>,
+    #[serde(default)]
+    second_follow_ups: Vec<Probe>,
+    #[serde(default)]
+    second_near_misses: Vec<Probe>,
     obeys: Option<String>,
     obeys_not: Option<String>,
 }
@@ -46,6 +50,10 @@ pub struct Scenario {
     pub scope: Option<RequestPattern>,
     pub follow_ups: Vec<Probe>,
     pub near_misses: Vec<Probe>,
+    /// The second round: asked after the simulated user answered the first round's
+    /// suggestions, other specifics and the first round's rephrasings again.
+    pub second_follow_ups: Vec<Probe>,
+    pub second_near_misses: Vec<Probe>,
     obeys: Option<Regex>,
     obeys_not: Option<Regex>,
 }
@@ -100,6 +108,8 @@ pub fn parse_scenarios(text: &str) -> Result<Vec<Scenario>, ScenarioError> {
             lasting: parsed.lasting,
             follow_ups: parsed.follow_ups,
             near_misses: parsed.near_misses,
+            second_follow_ups: parsed.second_follow_ups,
+            second_near_misses: parsed.second_near_misses,
         };
         if scenarios.iter().any(|s| s.id == scenario.id) {
             return Err(error(format!("the id {} is used twice", scenario.id)));
