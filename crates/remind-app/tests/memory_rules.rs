@@ -779,7 +779,10 @@ fn a_scope_set_in_the_memory_browser_reaches_new_questions_survives_a_reload_and
         Reach::QuestionsLike(vec![define.clone()]),
     ))
     .expect("the scope is saved");
-    assert_eq!(written.current.kind.patterns(), std::slice::from_ref(&define));
+    assert_eq!(
+        written.current.kind.patterns(),
+        std::slice::from_ref(&define)
+    );
 
     // The other tab still shows the old version: its save is refused, not written.
     let stale = block_on(other_tab.change_reach(&lesson.id, lesson.version, Reach::EveryQuestion));
