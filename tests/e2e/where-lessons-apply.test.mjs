@@ -1,4 +1,4 @@
-// E2E: where a lesson applies, chosen by the user — its scope shown as the request with slots and steered word by word; a lesson just below the threshold offered, not sent, and widened or kept off by one click; a standing preference ("every question") rides with every turn beside the retrieved lessons, each shown with why; "not relevant here" keeps a lesson off one kind of question, survives a reload, and is taken back in the memory browser.
+// E2E: where a lesson applies, chosen by the user — its scope shown as the request with slots and steered word by word; a lesson just below the threshold offered, not sent, and widened or kept off by one click; a standing preference ("every question") rides with every turn beside the retrieved lessons, each shown with why; "not relevant here" keeps a lesson off one kind of question, survives a reload, and is taken back in the memory browser; the memory browser edits a lesson's scope as a new version, and undo takes the edit back.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { queryFromPrompt } from './fake-llm-server.mjs';
@@ -170,6 +170,15 @@ test('a lesson just below the threshold is offered, not sent; applying it widens
     await openMemory(page);
     const item = page.locator('#memory-list .memory-item', { hasText: KM });
     assert.match(await item.locator('.memory-scope').textContent(), /“how far is ___ from ___”, “what's the distance between ___ and ___”/);
+    // The scope editor lists the widened scope's patterns; only the taught question's
+    // can be re-chosen word by word, and each can be removed.
+    await item.locator('.memory-scope-edit').click();
+    const editor = item.locator('.memory-scope-editor');
+    assert.deepEqual(await editor.locator('.memory-scope-pattern').allTextContents(), ['how far is ___ from ___', "what's the distance between ___ and ___"]);
+    assert.equal(await editor.locator('.memory-scope-change').count(), 1);
+    assert.equal(await editor.locator('.memory-scope-remove').count(), 2);
+    await editor.locator('.memory-scope-cancel').click();
+    assert.equal(await editor.count(), 0);
 
     // Declined: kept off that kind of question, and not offered there again.
     await ask(page, 'Give me a word that rhymes with moon.');
@@ -181,6 +190,106 @@ test('a lesson just below the threshold is offered, not sent; applying it widens
     await ask(page, 'Give me a synonym for sun.');
     assert.equal(await page.locator('#lesson-suggestion').count(), 0, 'not offered again for that kind');
     assert.equal(await page.locator('#applied-memory').count(), 0);
+  } finally {
+    await context.close().catch(() => {});
+  }
+});
+
+/** Opens the scope editor of the memory browser's item that holds `text`. */
+async function editScope(page, text) {
+  await openMemory(page);
+  const item = page.locator('#memory-list .memory-item', { hasText: text });
+  await item.locator('.memory-scope-edit').click();
+  const editor = item.locator('.memory-scope-editor');
+  await editor.waitFor();
+  return { item, editor };
+}
+
+/** The patterns the scope editor lists. */
+async function listedPatterns(editor) {
+  return editor.locator('.memory-scope-pattern').allTextContents();
+}
+
+test('the memory browser edits where a lesson applies: a word made a slot reaches new questions, survives a reload, and undo takes it back', { timeout: 180_000 }, async () => {
+  const { context, page } = await freshApp(env, 'scope-edit');
+  try {
+    const DEF = 'I want a one-line definition and an example.';
+    await ask(page, 'Define entropy.');
+    await correct(page, DEF);
+    await ask(page, 'Define inflation.');
+    assert.equal(await page.locator('#applied-memory').count(), 0, 'the proposed scope "define entropy" does not reach inflation');
+
+    const { item, editor } = await editScope(page, DEF);
+    assert.deepEqual(await listedPatterns(editor), ['define entropy']);
+    // Saving the scope it already has is refused, inline, and nothing is written.
+    await editor.locator('.memory-scope-save').click();
+    await waitForText(page, '.memory-scope-editor .memory-scope-refusal[role="alert"]', 'already applies there');
+
+    // The same word toggles as the correction form: "entropy" becomes a slot.
+    await editor.locator('.memory-scope-change').click();
+    await editor.locator('.scope-word', { hasText: 'entropy' }).click();
+    assert.equal(await editor.locator('.scope-pattern').textContent(), 'define ___');
+    // Slots alone are refused before anything is sent.
+    await editor.locator('.scope-word', { hasText: 'define' }).click();
+    await editor.locator('.memory-scope-use').click();
+    await waitForText(page, '.memory-scope-editor .memory-scope-draft-error[role="alert"]', 'every question');
+    await editor.locator('.scope-word', { hasText: 'define' }).click();
+    await editor.locator('.memory-scope-use').click();
+    assert.deepEqual(await listedPatterns(editor), ['define ___']);
+    await editor.locator('.memory-scope-save').click();
+    await waitForText(page, '#memory-notice', 'applies where you chose');
+    assert.match(await item.locator('.memory-scope').textContent(), /applies to “define ___”/);
+    assert.match(await item.locator('.memory-meta').textContent(), /changed where it applies/);
+
+    // A question only the new scope fits gets the lesson, because it fits.
+    await ask(page, 'Define inflation.');
+    assert.deepEqual((await appliedLessons(page)).map((l) => l.because), ['fits-scope']);
+    assert.match(await page.locator('#applied-memory').textContent(), /fits its scope “define ___”/);
+
+    // Stored: a reload shows the new scope.
+    await openApp(page, env.site.url);
+    await openMemory(page);
+    assert.match(await item.locator('.memory-scope').textContent(), /applies to “define ___”/);
+
+    // Undo restores the scope it had, which the question does not fit.
+    await item.locator('.memory-undo').click();
+    await item.locator('.undo-restore').click();
+    await waitForText(page, '#memory-notice', 'Undone');
+    assert.match(await item.locator('.memory-scope').textContent(), /applies to “define entropy”/);
+    await ask(page, 'Define inflation.');
+    assert.equal(await page.locator('#applied-memory').count(), 0, 'the old scope is back');
+  } finally {
+    await context.close().catch(() => {});
+  }
+});
+
+test('the memory browser switches a lesson to every question and back to a kind of question', { timeout: 180_000 }, async () => {
+  const { context, page } = await freshApp(env, 'scope-every');
+  try {
+    const SYN = 'I want a synonym';
+    await ask(page, 'What is like < fast > ?');
+    await correct(page, SYN);
+
+    let { item, editor } = await editScope(page, SYN);
+    await editor.locator('.memory-reach-every').check();
+    await editor.locator('.memory-scope-save').click();
+    await waitForText(page, '#memory-list .memory-item .memory-scope', 'applies to every question');
+    await ask(page, 'Write a haiku about Paris.');
+    assert.deepEqual((await appliedLessons(page)).map((l) => l.because), ['every-question']);
+
+    ({ item, editor } = await editScope(page, SYN));
+    await editor.locator('.memory-reach-like').check();
+    assert.deepEqual(await listedPatterns(editor), [], 'every question had no patterns');
+    await editor.locator('.memory-scope-add').click();
+    assert.equal(await editor.locator('.scope-pattern').textContent(), 'what is like ___', 'the taught question\'s proposal');
+    // Save takes the pattern being chosen.
+    await editor.locator('.memory-scope-save').click();
+    await waitForText(page, '#memory-list .memory-item .memory-scope', 'applies to “what is like ___”');
+    await ask(page, 'Write a haiku about Rome.');
+    assert.equal(await page.locator('#applied-memory').count(), 0, 'no longer on every question');
+    await ask(page, 'What is like < slow > ?');
+    assert.deepEqual((await appliedLessons(page)).map((l) => l.because), ['fits-scope']);
+    assert.equal(await item.count(), 1);
   } finally {
     await context.close().catch(() => {});
   }

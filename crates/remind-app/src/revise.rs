@@ -12,7 +12,7 @@ use crate::ports::{MemoryStore, StoreError};
 use remind_core::import_plan::ImportPlanError;
 use remind_core::memory::{FeedbackMemory, MemoryError, ScopeChange, Written};
 use remind_core::memory_key::MemoryKey;
-use remind_core::record::{MemoryRecord, RecordId, Timestamp};
+use remind_core::record::{MemoryRecord, Reach, RecordId, Timestamp};
 use remind_core::withdrawal::{UndoOutcome, Undone};
 
 pub use crate::ports::StoreChange;
@@ -125,6 +125,24 @@ pub async fn change_scope(
 ) -> Revision<Written> {
     revise(store, |memory| {
         let written = memory.plan_scope_change(id, expected, question, change, new_id, now)?;
+        let change = StoreChange::put(written.records());
+        Ok((written, change))
+    })
+    .await
+}
+
+/// Sets where a current clarification applies, as the user chose it in the memory
+/// browser: its patterns, or every question (`expected`: the version the user was shown).
+pub async fn change_reach(
+    store: &impl MemoryStore,
+    id: &RecordId,
+    expected: u32,
+    reach: Reach,
+    new_id: RecordId,
+    now: Timestamp,
+) -> Revision<Written> {
+    revise(store, |memory| {
+        let written = memory.plan_reach_change(id, expected, reach, new_id, now)?;
         let change = StoreChange::put(written.records());
         Ok((written, change))
     })

@@ -34,7 +34,7 @@ use remind_core::memory::{FeedbackMemory, ScopeChange, Written};
 use remind_core::memory_key::MemoryKey;
 use remind_core::memory_query::{self, MemoryFilter};
 use remind_core::prompt::PromptTemplate;
-use remind_core::record::{MemoryRecord, RecordId, RecordKind};
+use remind_core::record::{MemoryRecord, Reach, RecordId, RecordKind};
 use remind_core::reflection::{self, AcceptPreview, RuleProposal};
 use remind_core::retrieval::{HybridRetriever, LevenshteinRetriever, Retriever};
 use remind_core::stored_rows::UnreadableRecord;
@@ -242,6 +242,21 @@ where
             now,
         )
         .await;
+        self.adopt(revision)
+    }
+
+    /// Sets where a current clarification applies, from the memory browser's scope
+    /// editor: a new version goes with the questions of `reach`, the old one stays in
+    /// history for undo. `expected` is the version the user was shown.
+    pub async fn change_reach(
+        &self,
+        id: &RecordId,
+        expected: u32,
+        reach: Reach,
+    ) -> Result<Written, ReviseError> {
+        let (new_id, now) = (self.ports.ids.next_id(), self.ports.clock.now());
+        let revision =
+            revise::change_reach(&self.ports.store, id, expected, reach, new_id, now).await;
         self.adopt(revision)
     }
 

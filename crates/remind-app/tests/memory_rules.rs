@@ -763,3 +763,44 @@ fn a_not_relevant_mark_is_taken_back_in_the_memory_browser() {
     let turn = block_on(session.ask("What is unlike < cold > ?")).unwrap();
     assert_eq!(turn.prepared.applied.len(), 1);
 }
+
+#[test]
+fn a_scope_set_in_the_memory_browser_reaches_new_questions_survives_a_reload_and_refuses_a_stale_tab()
+ {
+    let store = SharedStore::default();
+    let session = session_over(&store, "tab");
+    let other_tab = session_over(&store, "other");
+    teach(&session, "Define entropy", SYNONYM);
+    let lesson = session.current_records().remove(0);
+    let define = RequestPattern::parse("define ___").unwrap();
+    let written = block_on(session.change_reach(
+        &lesson.id,
+        lesson.version,
+        Reach::QuestionsLike(vec![define.clone()]),
+    ))
+    .expect("the scope is saved");
+    assert_eq!(
+        written.current.kind.patterns(),
+        std::slice::from_ref(&define)
+    );
+
+    // The other tab still shows the old version: its save is refused, not written.
+    let stale = block_on(other_tab.change_reach(&lesson.id, lesson.version, Reach::EveryQuestion));
+    assert!(
+        matches!(&stale, Err(ReviseError::Memory(MemoryError::Stale { .. }))),
+        "{stale:?}"
+    );
+
+    let reloaded = session_over(&store, "reload");
+    let turn = block_on(reloaded.ask("Define inflation")).unwrap();
+    let [applied] = turn.prepared.applied.as_slice() else {
+        panic!("the lesson goes with a question that fits its new scope")
+    };
+    assert_eq!(applied.because, AppliedBecause::FitsScope(define));
+    assert_eq!(
+        reloaded
+            .history(&MemoryKey::of_question("Define entropy"))
+            .len(),
+        2
+    );
+}

@@ -19,6 +19,7 @@ use remind_core::memory_key::MemoryKey;
 use remind_core::record::{
     MemoryRecord, Reach, RecordId, RecordKind, RecordState, StoredEmbedding, Timestamp,
 };
+use remind_core::request_pattern::RequestPattern;
 use remind_core::verified_examples::example_key;
 use support::scripted::{SharedStore, block_on, session_over};
 
@@ -173,6 +174,69 @@ fn export_then_import_then_export_gives_the_same_bytes() {
         Embeddings::Include,
     );
     assert_eq!(again.to_json().unwrap(), first);
+}
+
+#[test]
+fn a_scope_set_in_the_memory_browser_is_exported_and_imported_with_the_scope_it_replaced() {
+    let mut memory = FeedbackMemory::default();
+    write(&mut memory, "How far is Lyon from Paris?", "in km", "km", 1);
+    let marked = memory
+        .plan_not_relevant(
+            &RecordId("km".into()),
+            1,
+            "How far can Usain Bolt jump?",
+            RecordId("km-2".into()),
+            Timestamp(2),
+        )
+        .unwrap();
+    memory.apply(&marked);
+    let scoped = memory
+        .plan_reach_change(
+            &RecordId("km-2".into()),
+            2,
+            Reach::QuestionsLike(vec![
+                RequestPattern::parse("how far is ___ from ___").unwrap(),
+                RequestPattern::parse("what's the distance between ___ and ___").unwrap(),
+            ]),
+            RecordId("km-3".into()),
+            Timestamp(3),
+        )
+        .unwrap();
+    memory.apply(&scoped);
+    let everywhere = memory
+        .plan_reach_change(
+            &RecordId("km-3".into()),
+            3,
+            Reach::EveryQuestion,
+            RecordId("km-4".into()),
+            Timestamp(4),
+        )
+        .unwrap();
+    memory.apply(&everywhere);
+
+    let exported = json_of(&memory);
+    let imported = parse_import(exported.as_bytes()).expect("an export imports");
+    let scope_of = |id: &str| {
+        imported
+            .records
+            .iter()
+            .find(|r| r.id == RecordId(id.into()))
+            .and_then(|r| r.kind.reach().cloned())
+    };
+    assert_eq!(scope_of("km-4"), Some(Reach::EveryQuestion));
+    assert_eq!(scope_of("km-3"), scoped.current.kind.reach().cloned());
+    assert_eq!(imported.records, memory.records());
+    assert_eq!(
+        export(
+            &imported.records,
+            imported.exported_at,
+            &imported.app_version,
+            Embeddings::Include,
+        )
+        .to_json()
+        .unwrap(),
+        exported
+    );
 }
 
 #[test]

@@ -177,9 +177,11 @@ pub enum MemoryError {
     #[error("this lesson already applies to questions like this one")]
     AlreadyApplies,
     #[error(
-        "this lesson already applies to {MAX_PATTERNS_PER_LESSON} kinds of question; choose \"every question\" for it instead"
+        "a lesson applies to at most {MAX_PATTERNS_PER_LESSON} kinds of question; remove one, or choose \"every question\" for it instead"
     )]
     TooManyPatterns,
+    #[error("nothing to save: the lesson already applies there")]
+    ScopeUnchanged,
     #[error("cannot tell what kind of question this is: {0}")]
     NoPattern(#[from] PatternError),
     #[error("this lesson was not marked as not relevant to that question; nothing to take back")]
@@ -369,6 +371,62 @@ impl FeedbackMemory {
                 self.plan_applies_here_too(id, expected, question, new_id, now)
             }
         }
+    }
+
+    /// Plans the scope the user set for the current clarification `id` (at version
+    /// `expected`) in the memory browser: from now on it goes with the questions of
+    /// `reach`. A new version carries it, so history keeps the old scope and undo
+    /// restores it. Patterns listed twice count once; the "not relevant here" marks stay,
+    /// each still shown with its own way back. A pattern is stored and exported like a
+    /// question, so each passes the write gate as one.
+    pub fn plan_reach_change(
+        &self,
+        id: &RecordId,
+        expected: u32,
+        reach: Reach,
+        new_id: RecordId,
+        now: Timestamp,
+    ) -> Result<Written, MemoryError> {
+        let record = self.check_current(id, expected)?;
+        let RecordKind::Clarification {
+            text,
+            reach: reach_now,
+            not_for,
+        } = &record.kind
+        else {
+            return Err(MemoryError::NotAClarification);
+        };
+        let reach = match reach {
+            Reach::EveryQuestion => Reach::EveryQuestion,
+            Reach::QuestionsLike(patterns) => {
+                let mut distinct: Vec<RequestPattern> = Vec::with_capacity(patterns.len());
+                for pattern in patterns {
+                    if !distinct.contains(&pattern) {
+                        distinct.push(pattern);
+                    }
+                }
+                if distinct.len() > MAX_PATTERNS_PER_LESSON {
+                    return Err(MemoryError::TooManyPatterns);
+                }
+                for pattern in &distinct {
+                    write_gate::admit_question(&pattern.to_string())?;
+                }
+                Reach::QuestionsLike(distinct)
+            }
+        };
+        if reach == *reach_now {
+            return Err(MemoryError::ScopeUnchanged);
+        }
+        let lesson = Lesson {
+            question: record.question.clone(),
+            kind: RecordKind::Clarification {
+                text: text.clone(),
+                reach,
+                not_for: not_for.clone(),
+            },
+            source: record.source,
+        };
+        Ok(self.plan_where_it_applies(record, lesson, new_id, now))
     }
 
     /// Plans widening the current clarification `id` (at version `expected`) to
@@ -791,6 +849,182 @@ mod tests {
             widen(&memory, &written.current, "password: hunter2hunter2"),
             Err(MemoryError::Refused(_))
         ));
+    }
+
+    fn pattern(text: &str) -> RequestPattern {
+        RequestPattern::parse(text).expect("a pattern")
+    }
+
+    fn set_reach(memory: &FeedbackMemory, id: &str, reach: Reach) -> Result<Written, MemoryError> {
+        let current = memory.get(&RecordId(id.into())).unwrap();
+        memory.plan_reach_change(
+            &current.id,
+            current.version,
+            reach,
+            RecordId(format!("{id}+")),
+            Timestamp(30),
+        )
+    }
+
+    #[test]
+    fn a_scope_set_in_the_memory_browser_is_a_new_version_that_keeps_text_marks_and_record_of_use()
+    {
+        let mut memory = FeedbackMemory::default();
+        write(&mut memory, "How far is Lyon from Paris?", KM, "km", 1);
+        let applied = memory.plan_applied(&RecordId("km".into())).unwrap();
+        memory.apply_records(&[applied]);
+        not_relevant(&mut memory, "km", "How far can Usain Bolt jump?", "km2");
+        let reach = Reach::QuestionsLike(vec![
+            pattern("how far is ___ from ___"),
+            pattern("how far is ___"),
+        ]);
+        let written = set_reach(&memory, "km2", reach.clone()).expect("saved");
+        assert_eq!(written.current.kind.reach(), Some(&reach));
+        assert_eq!(written.current.clarification(), Some(KM));
+        assert_eq!(
+            written.current.kind.not_for(),
+            ["How far can Usain Bolt jump?"]
+        );
+        assert_eq!(written.current.stats.times_applied, 1);
+        assert_eq!(written.current.version, 3);
+        assert_eq!(
+            written.current.change.map(|c| c.reason),
+            Some(ChangeReason::ExceptionsChanged)
+        );
+        let replaced = written.replaced.expect("the old scope stays in history");
+        assert_eq!(replaced.id, RecordId("km2".into()));
+        assert_eq!(replaced.state, RecordState::Superseded);
+    }
+
+    #[test]
+    fn a_scope_can_become_every_question_and_back_and_undo_restores_the_old_one() {
+        let mut memory = FeedbackMemory::default();
+        let first = memory.plan_write(
+            Lesson {
+                question: "Define entropy".into(),
+                kind: RecordKind::clarification_for(
+                    "One line, then an example.",
+                    Reach::QuestionsLike(vec![pattern("define ___")]),
+                ),
+                source: Source::UserStated,
+            },
+            RecordId("d".into()),
+            Timestamp(1),
+        );
+        memory.apply(&first);
+        let everywhere = set_reach(&memory, "d", Reach::EveryQuestion).expect("saved");
+        memory.apply(&everywhere);
+        assert!(everywhere.current.kind.is_standing_preference());
+        let back = set_reach(
+            &memory,
+            "d+",
+            Reach::QuestionsLike(vec![pattern("define ___")]),
+        )
+        .expect("saved");
+        assert_eq!(back.current.kind.patterns(), [pattern("define ___")]);
+
+        let undone = memory
+            .plan_undo(
+                &RecordId("d+".into()),
+                2,
+                crate::withdrawal::UndoOutcome::RestorePredecessor,
+                Timestamp(40),
+            )
+            .expect("undone");
+        memory.apply_records(&undone.records());
+        let current = memory.current().next().expect("one current lesson");
+        assert_eq!(current.kind.patterns(), [pattern("define ___")]);
+    }
+
+    #[test]
+    fn an_unchanged_scope_is_refused_as_already_applying_there() {
+        let mut memory = FeedbackMemory::default();
+        let first = memory.plan_write(
+            Lesson {
+                question: "Define entropy".into(),
+                kind: RecordKind::clarification_for(
+                    "One line.",
+                    Reach::QuestionsLike(vec![pattern("define ___")]),
+                ),
+                source: Source::UserStated,
+            },
+            RecordId("d".into()),
+            Timestamp(1),
+        );
+        memory.apply(&first);
+        let same = Reach::QuestionsLike(vec![pattern("define ___"), pattern("define ___")]);
+        let refused = set_reach(&memory, "d", same).unwrap_err();
+        assert_eq!(refused, MemoryError::ScopeUnchanged);
+        assert_eq!(
+            refused.to_string(),
+            "nothing to save: the lesson already applies there"
+        );
+    }
+
+    #[test]
+    fn a_scope_is_checked_like_any_write_version_size_and_secrets() {
+        let mut memory = FeedbackMemory::default();
+        write(&mut memory, "How far is Lyon from Paris?", KM, "km", 1);
+        let stale = memory.plan_reach_change(
+            &RecordId("km".into()),
+            7,
+            Reach::EveryQuestion,
+            RecordId("x".into()),
+            Timestamp(2),
+        );
+        assert!(
+            matches!(&stale, Err(e @ MemoryError::Stale { .. }) if e.to_string().contains("changed since you read it")),
+            "{stale:?}"
+        );
+        let too_many = (0..=MAX_PATTERNS_PER_LESSON)
+            .map(|i| pattern(&format!("how far is ___ from place{i}")))
+            .collect();
+        assert_eq!(
+            set_reach(&memory, "km", Reach::QuestionsLike(too_many)).unwrap_err(),
+            MemoryError::TooManyPatterns
+        );
+        let secret = Reach::QuestionsLike(vec![pattern(
+            "how far is sk-proj-abcdefghijklmnopqrstuvwxyz0123456789",
+        )]);
+        assert!(matches!(
+            set_reach(&memory, "km", secret),
+            Err(MemoryError::Refused(_))
+        ));
+    }
+
+    #[test]
+    fn a_scope_of_slots_alone_never_reaches_the_planner_and_says_to_choose_every_question() {
+        let words = RequestPattern::proposed_for("Hello")
+            .into_iter()
+            .map(|w| crate::request_pattern::ScopeWord { slot: true, ..w })
+            .collect::<Vec<_>>();
+        let refused = MemoryError::from(RequestPattern::from_words(&words).unwrap_err());
+        assert!(
+            refused.to_string().contains("choose \"every question\""),
+            "{refused}"
+        );
+    }
+
+    #[test]
+    fn a_verified_example_has_no_scope_to_set() {
+        let mut memory = FeedbackMemory::default();
+        let written = memory.plan_write(
+            Lesson {
+                question: "What is like < fast > ?".into(),
+                kind: RecordKind::VerifiedExample {
+                    understanding: "the synonym for fast".into(),
+                    answer: "quick".into(),
+                },
+                source: Source::UserStated,
+            },
+            RecordId("e".into()),
+            Timestamp(1),
+        );
+        memory.apply(&written);
+        assert_eq!(
+            set_reach(&memory, "e", Reach::EveryQuestion).unwrap_err(),
+            MemoryError::NotAClarification
+        );
     }
 
     #[test]

@@ -144,8 +144,8 @@ pub enum ChangeReason {
     /// The user edited the lesson's text in the memory browser.
     Edited,
     /// The user changed where the lesson applies: marked it "not relevant here" under a
-    /// turn, took such a mark back in the memory browser, or accepted it for another
-    /// kind of question from a suggestion.
+    /// turn, took such a mark back in the memory browser, accepted it for another kind
+    /// of question from a suggestion, or set its scope in the memory browser.
     ExceptionsChanged,
     /// The user withdrew the lesson; it stays in history.
     Withdrawn,

@@ -124,6 +124,21 @@ impl RequestPattern {
         Self::from_words(&Self::proposed_for(question))
     }
 
+    /// `question`'s words with this pattern's slots marked, for the scope editor to
+    /// change this pattern word by word; `None` when `question` does not fit it (a
+    /// pattern added from another question's suggestion can be removed, not re-chosen).
+    pub fn words_of(&self, question: &str) -> Option<Vec<ScopeWord>> {
+        let words = question_words(question);
+        let slots = self.slots_filled_by(&words)?;
+        Some(
+            words
+                .into_iter()
+                .zip(slots)
+                .map(|(text, slot)| ScopeWord { text, slot })
+                .collect(),
+        )
+    }
+
     /// The pattern the user chose: each slot word becomes a slot, runs of slots one slot.
     pub fn from_words(words: &[ScopeWord]) -> Result<Self, PatternError> {
         let mut parts = Vec::with_capacity(words.len());
@@ -488,6 +503,22 @@ mod tests {
         assert_eq!(to_paris.to_string(), "how far is ___ from paris");
         assert!(to_paris.fits("How far is Berlin from Paris?"));
         assert!(!to_paris.fits("How far is Berlin from Munich?"));
+    }
+
+    #[test]
+    fn a_stored_pattern_reopens_on_the_question_it_fits_with_its_own_slots() {
+        let question = "How far is Lyon from Paris?";
+        let to_paris = RequestPattern::parse("how far is ___ from paris").unwrap();
+        let words = to_paris.words_of(question).expect("the question fits");
+        let slots: Vec<&str> = words
+            .iter()
+            .filter(|w| w.slot)
+            .map(|w| w.text.as_str())
+            .collect();
+        assert_eq!(slots, ["lyon"]);
+        assert_eq!(RequestPattern::from_words(&words), Ok(to_paris));
+        let other = RequestPattern::parse("what's the distance between ___ and ___").unwrap();
+        assert_eq!(other.words_of(question), None);
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod memory_exceptions;
 mod memory_history;
 mod memory_item;
 mod memory_notice;
+mod memory_scope_editor;
 mod page_context;
 mod prompt_panel;
 mod record_labels;

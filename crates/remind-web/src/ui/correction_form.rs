@@ -170,12 +170,12 @@ pub fn CorrectionForm() -> impl IntoView {
                     ></textarea>
                     <fieldset class="scope">
                         <legend>"Apply it to"</legend>
-                        <ScopeChoice id="clarification-reach-similar" value=Scope::QuestionsLikeThisOne scope/>
+                        <ScopeChoice id="clarification-reach-similar" name="clarification-scope" label=Scope::QuestionsLikeThisOne.label() value=Scope::QuestionsLikeThisOne scope/>
                         <Show when=move || scope.get() == Scope::QuestionsLikeThisOne>
-                            <ScopeEditor words/>
+                            <ScopeEditor words id="scope"/>
                         </Show>
-                        <ScopeChoice id="clarification-reach-every" value=Scope::EveryQuestion scope/>
-                        <ScopeChoice id="clarification-once" value=Scope::JustThisOnce scope/>
+                        <ScopeChoice id="clarification-reach-every" name="clarification-scope" label=Scope::EveryQuestion.label() value=Scope::EveryQuestion scope/>
+                        <ScopeChoice id="clarification-once" name="clarification-scope" label=Scope::JustThisOnce.label() value=Scope::JustThisOnce scope/>
                     </fieldset>
                     <div class="correction-actions">
                         <button id="clarification-save" type="submit" prop:disabled=saving>"Save"</button>

@@ -57,18 +57,32 @@ impl Scope {
     }
 }
 
+/// One radio of a choice of where a lesson goes: the correction form's three, or the
+/// memory browser's two. `name` groups the radios of one choice; the memory browser's
+/// have no `id` (several lessons' editors may be open) and are found by `class`.
 #[component]
-pub fn ScopeChoice(id: &'static str, value: Scope, scope: RwSignal<Scope>) -> impl IntoView {
+pub fn ScopeChoice<T>(
+    #[prop(optional)] id: Option<&'static str>,
+    #[prop(optional)] class: Option<&'static str>,
+    #[prop(into)] name: String,
+    label: &'static str,
+    value: T,
+    scope: RwSignal<T>,
+) -> impl IntoView
+where
+    T: Copy + PartialEq + Send + Sync + 'static,
+{
     view! {
         <label class="scope-choice">
             <input
                 id=id
+                class=class
                 type="radio"
-                name="clarification-scope"
+                name=name
                 prop:checked=move || scope.get() == value
                 on:change=move |_| scope.set(value)
             />
-            {value.label()}
+            {label}
         </label>
     }
 }

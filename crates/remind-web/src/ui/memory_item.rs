@@ -1,11 +1,13 @@
 //! One lesson in the memory browser: what it says, where it came from, how it has
-//! fared, and the actions that change it (edit, withdraw, undo, forget, history).
+//! fared, and the actions that change it (edit its text or where it applies, withdraw,
+//! undo, forget, history).
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::ui::memory_exceptions::MemoryExceptions;
 use crate::ui::memory_history::MemoryHistory;
+use crate::ui::memory_scope_editor::MemoryScopeEditor;
 use crate::ui::page_context::use_page;
 use crate::ui::record_labels::{change_label, kind_label, scope_label, source_label, state_label};
 use remind_core::record::MemoryRecord;
@@ -16,6 +18,7 @@ use remind_core::withdrawal::UndoOutcome;
 enum Panel {
     None,
     Edit,
+    Scope,
     Undo,
     Forget,
 }
@@ -63,6 +66,8 @@ pub fn MemoryItem(record: MemoryRecord) -> impl IntoView {
         .memory
         .with_untracked(|memory| memory.undo_choices(&id));
 
+    let close_scope = Callback::new(move |()| panel.set(Panel::None));
+    let scoped = record.clone();
     let toggle = move |which: Panel| {
         panel.update(|p| *p = if *p == which { Panel::None } else { which });
     };
@@ -158,6 +163,7 @@ pub fn MemoryItem(record: MemoryRecord) -> impl IntoView {
             <div class="memory-actions">
                 <Show when=move || editable>
                     <button type="button" class="memory-edit" on:click=move |_| toggle(Panel::Edit)>"Edit"</button>
+                    <button type="button" class="memory-scope-edit" on:click=move |_| toggle(Panel::Scope)>"Edit where it applies"</button>
                 </Show>
                 <Show when=move || is_current>
                     <button type="button" class="memory-withdraw" prop:disabled=busy on:click=withdraw.clone()>"Withdraw"</button>
@@ -172,6 +178,9 @@ pub fn MemoryItem(record: MemoryRecord) -> impl IntoView {
                         on:input=move |ev| draft.set(event_target_value(&ev))></textarea>
                     <button type="button" class="memory-edit-save" prop:disabled=busy on:click=save_edit.clone()>"Save edit"</button>
                 </div>
+            </Show>
+            <Show when=move || panel.get() == Panel::Scope>
+                <MemoryScopeEditor record=scoped.clone() close=close_scope/>
             </Show>
             <Show when=move || panel.get() == Panel::Undo>
                 <ul class="memory-undo-choices">{undo_buttons.clone()}</ul>

@@ -1,5 +1,7 @@
 //! "Questions like this one", shown as the request with its specifics as slots: one
 //! click on a word makes it a slot (any words may stand there) or a fixed word again.
+//! The correction form and the memory browser's scope editor both choose patterns
+//! with it, so a pattern is made the same way wherever the user makes one.
 
 use leptos::prelude::*;
 
@@ -10,8 +12,15 @@ pub fn chosen_pattern(words: &[ScopeWord]) -> Result<RequestPattern, String> {
     RequestPattern::from_words(words).map_err(|e| e.to_string())
 }
 
+/// `id` names the word group `{id}-words` and the pattern line `{id}-pattern`; without
+/// it (several editors may be open in the memory browser) they go by class alone.
 #[component]
-pub fn ScopeEditor(words: RwSignal<Vec<ScopeWord>>) -> impl IntoView {
+pub fn ScopeEditor(
+    words: RwSignal<Vec<ScopeWord>>,
+    #[prop(optional)] id: Option<&'static str>,
+) -> impl IntoView {
+    let words_id = id.map(|id| format!("{id}-words"));
+    let pattern_id = id.map(|id| format!("{id}-pattern"));
     let toggle = move |index: usize| {
         words.update(|words| {
             if let Some(word) = words.get_mut(index) {
@@ -62,10 +71,10 @@ pub fn ScopeEditor(words: RwSignal<Vec<ScopeWord>>) -> impl IntoView {
                 "Click the words that may change from question to question; they become "
                 <code>{SLOT}</code>"."
             </p>
-            <div id="scope-words" class="scope-words" role="group" aria-label="Words of the question">
+            <div id=words_id class="scope-words" role="group" aria-label="Words of the question">
                 {chips}
             </div>
-            <p id="scope-pattern" class="scope-pattern" data-valid=move || valid().to_string() aria-live="polite">
+            <p id=pattern_id class="scope-pattern" data-valid=move || valid().to_string() aria-live="polite">
                 {summary}
             </p>
         </div>
