@@ -214,49 +214,54 @@ test('the memory browser edits where a lesson applies: a word made a slot reache
   const { context, page } = await freshApp(env, 'scope-edit');
   try {
     const DEF = 'I want a one-line definition and an example.';
-    await ask(page, 'Define entropy.');
+    await ask(page, 'What is photosynthesis?');
     await correct(page, DEF);
-    await ask(page, 'Define inflation.');
-    assert.equal(await page.locator('#applied-memory').count(), 0, 'the proposed scope "define entropy" does not reach inflation');
+    await ask(page, 'What is osmosis?');
+    assert.equal(await page.locator('#applied-memory').count(), 0, 'the proposed scope "what is photosynthesis" does not reach osmosis');
 
     const { item, editor } = await editScope(page, DEF);
-    assert.deepEqual(await listedPatterns(editor), ['define entropy']);
+    assert.deepEqual(await listedPatterns(editor), ['what is photosynthesis']);
     // Saving the scope it already has is refused, inline, and nothing is written.
     await editor.locator('.memory-scope-save').click();
     await waitForText(page, '.memory-scope-editor .memory-scope-refusal[role="alert"]', 'already applies there');
 
-    // The same word toggles as the correction form: "entropy" becomes a slot.
+    // The same word toggles as the correction form: "photosynthesis" (the word a
+    // question word asks about, so proposed fixed) becomes a slot.
     await editor.locator('.memory-scope-change').click();
-    await editor.locator('.scope-word', { hasText: 'entropy' }).click();
-    assert.equal(await editor.locator('.scope-pattern').textContent(), 'define ___');
+    await editor.locator('.scope-word', { hasText: 'photosynthesis' }).click();
+    assert.equal(await editor.locator('.scope-pattern').textContent(), 'what is ___');
     // Slots alone are refused before anything is sent.
-    await editor.locator('.scope-word', { hasText: 'define' }).click();
+    const what = editor.locator('.scope-word', { hasText: /^what$/ });
+    const is = editor.locator('.scope-word', { hasText: /^is$/ });
+    await what.click();
+    await is.click();
     await editor.locator('.memory-scope-use').click();
     await waitForText(page, '.memory-scope-editor .memory-scope-draft-error[role="alert"]', 'every question');
-    await editor.locator('.scope-word', { hasText: 'define' }).click();
+    await what.click();
+    await is.click();
     await editor.locator('.memory-scope-use').click();
-    assert.deepEqual(await listedPatterns(editor), ['define ___']);
+    assert.deepEqual(await listedPatterns(editor), ['what is ___']);
     await editor.locator('.memory-scope-save').click();
     await waitForText(page, '#memory-notice', 'applies where you chose');
-    assert.match(await item.locator('.memory-scope').textContent(), /applies to “define ___”/);
+    assert.match(await item.locator('.memory-scope').textContent(), /applies to “what is ___”/);
     assert.match(await item.locator('.memory-meta').textContent(), /changed where it applies/);
 
     // A question only the new scope fits gets the lesson, because it fits.
-    await ask(page, 'Define inflation.');
+    await ask(page, 'What is osmosis?');
     assert.deepEqual((await appliedLessons(page)).map((l) => l.because), ['fits-scope']);
-    assert.match(await page.locator('#applied-memory').textContent(), /fits its scope “define ___”/);
+    assert.match(await page.locator('#applied-memory').textContent(), /fits its scope “what is ___”/);
 
     // Stored: a reload shows the new scope.
     await openApp(page, env.site.url);
     await openMemory(page);
-    assert.match(await item.locator('.memory-scope').textContent(), /applies to “define ___”/);
+    assert.match(await item.locator('.memory-scope').textContent(), /applies to “what is ___”/);
 
     // Undo restores the scope it had, which the question does not fit.
     await item.locator('.memory-undo').click();
     await item.locator('.undo-restore').click();
     await waitForText(page, '#memory-notice', 'Undone');
-    assert.match(await item.locator('.memory-scope').textContent(), /applies to “define entropy”/);
-    await ask(page, 'Define inflation.');
+    assert.match(await item.locator('.memory-scope').textContent(), /applies to “what is photosynthesis”/);
+    await ask(page, 'What is osmosis?');
     assert.equal(await page.locator('#applied-memory').count(), 0, 'the old scope is back');
   } finally {
     await context.close().catch(() => {});

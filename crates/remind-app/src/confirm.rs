@@ -37,6 +37,16 @@ fn non_empty(text: Option<&String>) -> Option<&str> {
     text.map(|t| t.trim()).filter(|t| !t.is_empty())
 }
 
+/// What "This is right" wrote.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Confirmed {
+    /// The verified example, and the earlier example of its key it replaced.
+    pub example: Written,
+    /// The lessons that went with the turn by similarity alone, as they now are: they
+    /// also apply to questions like this one.
+    pub widened: Vec<MemoryRecord>,
+}
+
 /// Stores `turn`'s question, understanding and answer as the verified example of the
 /// question's key, superseding an earlier example of that key (never its
 /// clarification). `view` is the page's memory: the version it holds for the example
@@ -47,7 +57,7 @@ pub async fn confirm_answer(
     clock: &impl Clock,
     ids: &impl IdSource,
     turn: &Turn,
-) -> (Option<FeedbackMemory>, Result<Written, ExampleError>) {
+) -> (Option<FeedbackMemory>, Result<Confirmed, ExampleError>) {
     let (Some(understanding), Some(answer)) = (
         non_empty(turn.reply.understanding.as_ref()),
         non_empty(turn.reply.answer.as_ref()),
@@ -61,10 +71,24 @@ pub async fn confirm_answer(
     };
     let expected = view.current_version(&example_key(question));
     let (id, now) = (ids.next_id(), clock.now());
+    let applied_by_similarity = turn.prepared.applied_by_similarity();
     let revision = revise(store, |memory| {
-        let written = memory.plan_correction(lesson, expected, &[], id, now)?;
-        let change = StoreChange::put(written.records());
-        Ok((written, change))
+        let example = memory.plan_correction(lesson, expected, &[], id, now)?;
+        // The lessons matched by similarity were right here: in the same transaction,
+        // each widens to questions like this one (they hold other keys than the
+        // example's, so each is planned against the memory as read).
+        let widened =
+            memory.plan_confirmed_here(question, &applied_by_similarity, || ids.next_id(), now);
+        let records = example
+            .records()
+            .into_iter()
+            .chain(widened.iter().flat_map(Written::records))
+            .collect();
+        let confirmed = Confirmed {
+            example,
+            widened: widened.into_iter().map(|w| w.current).collect(),
+        };
+        Ok((confirmed, StoreChange::put(records)))
     })
     .await;
     (

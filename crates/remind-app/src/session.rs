@@ -13,7 +13,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use crate::ask::{self, AskError, Turn};
-use crate::confirm::{self, ExampleError};
+use crate::confirm::{self, Confirmed, ExampleError};
 use crate::correct::{self, CorrectError, Correction, CorrectionOutcome};
 use crate::ports::{
     Clock, EmbedderStatus, EmbeddingService, IdSource, LanguageModel, MemoryStore, SettingsStore,
@@ -529,7 +529,7 @@ where
     /// Keeps a turn the user confirmed as right as a verified example: similar
     /// questions later get it as a demonstration (see `turn.prepared.examples`). An
     /// earlier example of the same request is superseded; its clarification is not.
-    pub async fn confirm_answer(&self, turn: &Turn) -> Result<Written, ExampleError> {
+    pub async fn confirm_answer(&self, turn: &Turn) -> Result<Confirmed, ExampleError> {
         let view = self.memory();
         let (memory, outcome) = confirm::confirm_answer(
             &self.ports.store,

@@ -29,6 +29,8 @@ use remind_core::prompt::{PromptMode, RenderedPrompt, SEPARATOR};
 use remind_core::prompt_breakdown::ClarificationOrigin;
 use remind_core::record::{Reach, RecordKind, RecordState, Source, Timestamp};
 use remind_core::reflection::{NoProposal, RuleProposal};
+use remind_core::request_pattern::RequestPattern;
+use remind_core::turn::AppliedBecause;
 use remind_core::verified_examples::{ExampleBudget, Similarity, example_key};
 use remind_core::write_gate::{Durability, Refusal, StoredText};
 use support::scripted::{
@@ -301,6 +303,51 @@ fn an_empty_or_garbage_reflection_is_no_proposal() {
 // --- Verified examples ------------------------------------------------------------
 
 #[test]
+fn a_confirmed_answer_widens_a_lesson_it_got_by_similarity_to_questions_like_it() {
+    let store = SharedStore::default();
+    let ctx = session(&store);
+    let session = &ctx.0;
+    let misread = ask(session, "What is like < fast > ?");
+    block_on(session.correct(&misread, lasting("I want a synonym"))).unwrap();
+    // Close in wording, another kind of question: the lesson goes by similarity.
+    let right = ask(session, "What's like < fast > ?");
+    assert!(matches!(
+        right.prepared.applied[0].because,
+        AppliedBecause::Similar { .. }
+    ));
+
+    let confirmed = block_on(session.confirm_answer(&right)).unwrap();
+    assert_eq!(confirmed.widened.len(), 1);
+    let widened = &confirmed.widened[0];
+    assert_eq!(
+        widened.version, 2,
+        "a new version: history keeps the scope it had"
+    );
+    assert_eq!(
+        widened.kind.patterns(),
+        [RequestPattern::parse("what's like ___").unwrap()]
+    );
+    // Stored in the same write: another question of that wording fits at once.
+    let fitting = ask(session, "What's like < slow > ?");
+    assert!(matches!(
+        fitting.prepared.applied[0].because,
+        AppliedBecause::FitsScope(_)
+    ));
+    let reloaded = scripted_session(&store, "reloaded", 3).0.memory();
+    assert_eq!(
+        reloaded.get(&widened.id).map(|r| &r.kind),
+        Some(&widened.kind)
+    );
+    // A lesson that went by its scope already applies there: nothing to widen.
+    assert!(
+        block_on(session.confirm_answer(&fitting))
+            .unwrap()
+            .widened
+            .is_empty()
+    );
+}
+
+#[test]
 fn a_confirmed_answer_is_kept_as_a_verified_example_beside_the_clarification() {
     let store = SharedStore::default();
     let ctx = session(&store);
@@ -314,8 +361,11 @@ fn a_confirmed_answer_is_kept_as_a_verified_example_beside_the_clarification() {
     );
 
     let written = block_on(session.confirm_answer(&right)).expect("the example is kept");
-    let example = &written.current;
-    assert_eq!(written.replaced, None, "the clarification is not replaced");
+    let example = &written.example.current;
+    assert_eq!(
+        written.example.replaced, None,
+        "the clarification is not replaced"
+    );
     assert_eq!(example.key, example_key("What is like < fast > ?"));
     assert_eq!(example.source, Source::UserStated);
     assert_eq!(
@@ -332,7 +382,10 @@ fn a_confirmed_answer_is_kept_as_a_verified_example_beside_the_clarification() {
     // A later confirmation of the same request supersedes the example, only it.
     let again = ask(session, "What is like < slow > ?");
     let newer = block_on(session.confirm_answer(&again)).unwrap();
-    assert_eq!(newer.replaced.map(|r| r.id), Some(example.id.clone()));
+    assert_eq!(
+        newer.example.replaced.map(|r| r.id),
+        Some(example.id.clone())
+    );
     assert_eq!(session.current_count(), 2);
     assert_eq!(session.history(&example.key).len(), 2);
 }
@@ -372,6 +425,7 @@ fn confirm_three(session: &TestSession) -> [String; 3] {
         let turn = ask(session, question);
         block_on(session.confirm_answer(&turn))
             .unwrap()
+            .example
             .current
             .id
             .0
@@ -478,7 +532,10 @@ fn removing_an_example_withdraws_it_keeps_history_and_stops_using_it() {
     let ctx = session(&store);
     let session = &ctx.0;
     let turn = ask(session, "What is like < fast > ?");
-    let example = block_on(session.confirm_answer(&turn)).unwrap().current;
+    let example = block_on(session.confirm_answer(&turn))
+        .unwrap()
+        .example
+        .current;
     block_on(session.correct(&turn, lasting("I want a synonym"))).unwrap();
     let clarification = session.current_records()[1].clone();
     assert!(clarification.kind.is_clarification());

@@ -486,6 +486,30 @@ impl FeedbackMemory {
         Ok(self.plan_where_it_applies(record, lesson, new_id, now))
     }
 
+    /// Plans what "This is right" teaches the lessons that went with the confirmed turn
+    /// by similarity alone (`applied`: their ids and the versions the turn carried):
+    /// they were right here, so each now also applies to questions like `question`, as
+    /// an accepted suggestion does. A lesson of the question's own kind already reaches
+    /// it at distance 0; one changed since, already fitting, or full of patterns is
+    /// left as it is; the confirmation stands either way.
+    pub fn plan_confirmed_here(
+        &self,
+        question: &str,
+        applied: &[(RecordId, u32)],
+        mut next_id: impl FnMut() -> RecordId,
+        now: Timestamp,
+    ) -> Vec<Written> {
+        let kind = MemoryKey::of_question(question);
+        applied
+            .iter()
+            .filter(|(id, _)| self.get(id).is_some_and(|r| r.key != kind))
+            .filter_map(|(id, version)| {
+                self.plan_applies_here_too(id, *version, question, next_id(), now)
+                    .ok()
+            })
+            .collect()
+    }
+
     /// Plans "not relevant here": the current clarification `id` (at version `expected`)
     /// is no longer attached to questions of `question`'s kind. A new version carries
     /// the exception, so the mark shows in the history and undo takes it back. The

@@ -16,7 +16,7 @@ use crate::prompt::{
     attach_clarification,
 };
 use crate::prompt_breakdown::{AttachedClarification, ClarificationOrigin, PromptBreakdown};
-use crate::record::MemoryRecord;
+use crate::record::{MemoryRecord, RecordId};
 use crate::request_pattern::{RequestPattern, question_words};
 use crate::retrieval::{Decision, Lookup, Query, Retriever, Score, matches};
 use crate::verified_examples::{ChosenExample, ExampleBudget, select_examples};
@@ -150,6 +150,18 @@ pub struct PreparedTurn {
     /// The prompt part by part, for the "show prompt" panel; renders to `request.prompt`.
     pub breakdown: PromptBreakdown,
     pub request: CompletionRequest,
+}
+
+impl PreparedTurn {
+    /// The lessons that went with this turn by similarity alone (not by their scope,
+    /// not as standing preferences): ids and the versions attached.
+    pub fn applied_by_similarity(&self) -> Vec<(RecordId, u32)> {
+        self.applied
+            .iter()
+            .filter(|a| matches!(a.because, AppliedBecause::Similar { .. }))
+            .map(|a| (a.record.id.clone(), a.record.version))
+            .collect()
+    }
 }
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]

@@ -163,6 +163,9 @@ pub struct ProbeOutcome {
     /// The lesson did not reach this follow-up, so the simulated user wrote the
     /// correction again on it (first round, the arms that answer suggestions).
     pub taught_again: bool,
+    /// The answer obeyed, so the simulated user pressed "This is right" and a lesson
+    /// that went by similarity widened to this question.
+    pub confirmed: bool,
     /// Whether the final answer obeyed the scenario's lesson: after an accepted
     /// suggestion, the answer asked again with it. Follow-ups, and near misses that got
     /// a lesson, when answers are judged.
@@ -500,12 +503,38 @@ impl Replay<'_, '_, '_> {
         };
         // What the page sends: the turn, and the turn again after "Apply it".
         let requests = 1 + usize::from(suggestion_answer == Some(SuggestionAnswer::Accepted));
+        // A first-round follow-up whose answer obeys its lesson (unjudged: that got it):
+        // the user presses "This is right", and the lessons that went by similarity
+        // widen to it, as the page plans it (the verified example the page also keeps
+        // is left out: no arm here shows examples).
+        let own_lesson_applied = applied_from.contains(&scenario.id);
+        let confirmed = self.arm.answers_suggestions()
+            && round == Round::First
+            && should_apply
+            && own_lesson_applied
+            && obeyed != Some(false)
+            && {
+                let now = Timestamp(2_000_000 + self.feedback as i64);
+                let feedback = &mut self.feedback;
+                let widened = self.memory.plan_confirmed_here(
+                    &probe.question,
+                    &prepared.applied_by_similarity(),
+                    || {
+                        let id = RecordId(format!("everyday-feedback-{feedback}"));
+                        *feedback += 1;
+                        id
+                    },
+                    now,
+                );
+                widened.iter().for_each(|w| self.memory.apply(w));
+                !widened.is_empty()
+            };
         // A first-round follow-up its lesson did not reach, and whose answer shows it
         // (or, unjudged, any such follow-up): the user corrects it again.
         let taught_again = self.arm.answers_suggestions()
             && round == Round::First
             && should_apply
-            && !applied_from.contains(&scenario.id)
+            && !own_lesson_applied
             && obeyed != Some(true)
             && self.teach_again(scenario, &probe.question)?;
         Ok(ProbeOutcome {
@@ -514,6 +543,7 @@ impl Replay<'_, '_, '_> {
             question: probe.question.clone(),
             round,
             taught_again,
+            confirmed,
             should_apply,
             applied_from,
             one_time_leaked,
@@ -839,16 +869,19 @@ pub fn render_report(run: &EverydayRun, outcomes: &[ArmOutcome]) -> String {
                 .count()
         };
         let taught_again = first_round().filter(|p| p.taught_again).count();
+        let confirmed = first_round().filter(|p| p.confirmed).count();
         if answered(SuggestionAnswer::Accepted)
             + answered(SuggestionAnswer::Declined)
             + taught_again
+            + confirmed
             > 0
         {
             out.push_str(&format!(
-                "\n{}, first round: {} suggestions accepted, {} declined, {} follow-ups corrected again.\n",
+                "\n{}, first round: {} suggestions accepted, {} declined, {} answers confirmed (a lesson matched by similarity widened to them), {} follow-ups corrected again.\n",
                 outcome.arm.name(),
                 answered(SuggestionAnswer::Accepted),
                 answered(SuggestionAnswer::Declined),
+                confirmed,
                 taught_again
             ));
         }
