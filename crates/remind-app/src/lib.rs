@@ -1,17 +1,15 @@
 //! Use-cases: what the user can do (ask, correct, revise, reflect, confirm, transfer),
-//! over port traits, with the platform-free twins of those ports.
+//! over port traits.
 //!
 //! The page and the tests drive the same [`session::Session`]; only the adapters that
-//! fill its ports differ (IndexedDB and `fetch` in the browser, the in-memory twins
-//! here). The crate depends on no platform crate: adapters live in `remind-web`,
-//! `remind-embedder` and `remind-eval`.
+//! fill its ports differ (IndexedDB and `fetch` in the browser, the in-memory twins of
+//! `remind-test-support` in the tests). The crate depends on no platform crate:
+//! adapters live in `remind-web`, `remind-embedder` and `remind-eval`.
 
 pub mod announced_store;
 pub mod ask;
 pub mod confirm;
 pub mod correct;
-pub mod in_memory_store;
-pub mod in_process_embeddings;
 pub mod openai_wire;
 pub mod ports;
 pub mod question_embedding;

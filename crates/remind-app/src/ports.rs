@@ -45,10 +45,6 @@ pub trait MemoryStore {
     async fn write(&self, records: &[MemoryRecord]) -> Result<(), StoreError> {
         self.commit(records, &[]).await
     }
-    /// Deletes records for good, in one step.
-    async fn erase(&self, ids: &[RecordId]) -> Result<(), StoreError> {
-        self.commit(&[], ids).await
-    }
     /// Deletes unreadable rows for good, named by their keys
     /// ([`remind_core::stored_rows::UnreadableRecord::key`]), in one step.
     async fn erase_unreadable(&self, keys: &[String]) -> Result<(), StoreError>;

@@ -7,10 +7,10 @@ use std::future::Future;
 use futures::FutureExt;
 
 use remind_app::announced_store::AnnouncedStore;
-use remind_app::in_memory_store::InMemoryStore;
 use remind_app::ports::{ChangeFeed, MemoryStore, StoreChange, StoreError};
 use remind_core::memory::{FeedbackMemory, Lesson};
 use remind_core::record::{MemoryRecord, RecordId, Timestamp};
+use remind_test_support::in_memory_store::InMemoryStore;
 
 #[derive(Default)]
 struct CountingFeed(Cell<u32>);

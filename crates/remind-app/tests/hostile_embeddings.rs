@@ -8,7 +8,6 @@ use remind_test_support as support;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use remind_app::in_process_embeddings::InProcessEmbeddings;
 use remind_app::ports::{EmbedError, Embedder, MemoryStore, StoreChange};
 use remind_app::question_embedding::embed_question;
 use remind_app::transfer::TransferError;
@@ -20,6 +19,7 @@ use remind_core::record::{MemoryRecord, RecordId, Timestamp};
 use remind_core::retrieval::Decision;
 use remind_core::stored_record::record_to_json;
 use remind_core::stored_rows::{StoredRow, read_rows};
+use support::in_process_embeddings::InProcessEmbeddings;
 use support::scripted::{SharedStore, block_on, session_over, session_with};
 
 const DIMENSIONS: usize = 6;

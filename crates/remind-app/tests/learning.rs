@@ -13,7 +13,6 @@ use std::rc::Rc;
 use remind_app::ask::Turn;
 use remind_app::confirm::ExampleError;
 use remind_app::correct::Correction;
-use remind_app::in_process_embeddings::NoEmbeddings;
 use remind_app::openai_wire;
 use remind_app::ports::CompletionRequest;
 use remind_app::reflect::ReflectError;
@@ -33,6 +32,7 @@ use remind_core::request_pattern::RequestPattern;
 use remind_core::turn::AppliedBecause;
 use remind_core::verified_examples::{ExampleBudget, Similarity, example_key};
 use remind_core::write_gate::{Durability, Refusal, StoredText};
+use support::in_process_embeddings::NoEmbeddings;
 use support::scripted::{
     CountingIds, ScriptedModel, SettingsInMemory, SharedStore, TestSession, TickingClock, block_on,
 };

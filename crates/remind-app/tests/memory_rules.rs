@@ -7,7 +7,6 @@
 use remind_test_support as support;
 
 use remind_app::correct::{CorrectError, Correction, CorrectionOutcome};
-use remind_app::in_memory_store::InMemoryStore;
 use remind_app::ports::StoreError;
 use remind_app::revise::ReviseError;
 use remind_core::memory::{FeedbackMemory, Lesson, MemoryError, ScopeChange};
@@ -20,6 +19,7 @@ use remind_core::request_pattern::RequestPattern;
 use remind_core::turn::AppliedBecause;
 use remind_core::withdrawal::UndoOutcome;
 use remind_core::write_gate::{Durability, Refusal, StoredText};
+use support::in_memory_store::InMemoryStore;
 use support::scripted::{SharedStore, TestSession, block_on, session_over};
 
 const SOUNDS_LIKE: &str = "when I ask what is like a word, I mean a word that rhymes with it";
@@ -669,15 +669,17 @@ fn the_in_memory_store_commits_puts_and_erases_together() {
     .unwrap();
     store.fail_next_write(StoreError::QuotaExceeded);
     assert!(
-        block_on(remind_app::ports::MemoryStore::erase(
+        block_on(remind_app::ports::MemoryStore::commit(
             &store,
+            &[],
             &[RecordId("r0".into())]
         ))
         .is_err()
     );
     assert_eq!(store.snapshot().len(), 2);
-    block_on(remind_app::ports::MemoryStore::erase(
+    block_on(remind_app::ports::MemoryStore::commit(
         &store,
+        &[],
         &[RecordId("r0".into())],
     ))
     .unwrap();

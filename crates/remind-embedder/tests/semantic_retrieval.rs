@@ -10,7 +10,6 @@ mod support {
     pub use remind_test_support::scripted;
 }
 
-use remind_app::in_process_embeddings::InProcessEmbeddings;
 use remind_app::ports::MemoryStore;
 use remind_app::settings::DEFAULT_SEMANTIC_TAU;
 use remind_core::memory::{FeedbackMemory, Lesson};
@@ -18,6 +17,7 @@ use remind_core::record::{RecordId, Timestamp};
 use remind_core::retrieval::Score;
 use remind_core::turn::AppliedBecause;
 use remind_embedder::tract_embedder::TractEmbedder;
+use remind_test_support::in_process_embeddings::InProcessEmbeddings;
 use support::scripted::{SessionWith, SharedStore, block_on, session_with};
 
 const LESSON: (&str, &str) = (

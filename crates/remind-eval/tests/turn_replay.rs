@@ -6,7 +6,6 @@
 //! configurations the harness passes stay the page's.
 
 use remind_app::correct::Correction;
-use remind_app::in_process_embeddings::NoEmbeddings;
 use remind_app::session::{Ports, Session};
 use remind_app::settings::Settings;
 use remind_core::memory::FeedbackMemory;
@@ -17,6 +16,7 @@ use remind_core::reply::parse_reply;
 use remind_core::write_gate::Durability;
 use remind_eval::arm::{ArmKind, ArmSettings, ArmState, DemoSelection, LessonRetrieval};
 use remind_eval::task_stream::{RenderedTask, TaskType};
+use remind_test_support::in_process_embeddings::NoEmbeddings;
 use remind_test_support::scripted::{
     CountingIds, ScriptedModel, SettingsInMemory, SharedStore, TickingClock, block_on, session_over,
 };

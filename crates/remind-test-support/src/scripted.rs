@@ -8,8 +8,8 @@ use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
 
-use remind_app::in_memory_store::InMemoryStore;
-use remind_app::in_process_embeddings::NoEmbeddings;
+use crate::in_memory_store::InMemoryStore;
+use crate::in_process_embeddings::NoEmbeddings;
 use remind_app::ports::{
     Clock, Completion, CompletionRequest, EmbeddingService, IdSource, LanguageModel, LlmError,
     MemoryStore, SettingsStore, StoreChange, StoreError,

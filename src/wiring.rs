@@ -20,7 +20,7 @@ pub type PageSession =
     Session<PageStore, HttpLanguageModel, BrowserClock, RandomIds, LocalSettings, WorkerEmbedder>;
 
 /// The SHA-256 pins of the embedder's files; the model's names its embeddings.
-const EMBEDDER_PINS: &str = include_str!("../../../scripts/embedder.sha256");
+const EMBEDDER_PINS: &str = include_str!("../scripts/embedder.sha256");
 
 /// Names the model by its content, so embeddings stored under a different model file
 /// are recomputed and its cached download is replaced.

@@ -1,7 +1,7 @@
 //! The [`EmbeddingService`] port filled in the caller's own thread: by a loaded
 //! [`Embedder`] (native tools and tests), or by none, when retrieval goes by wording.
 
-use crate::ports::{EmbedError, Embedder, EmbedderStatus, EmbeddingService};
+use remind_app::ports::{EmbedError, Embedder, EmbedderStatus, EmbeddingService};
 
 /// No embedding model: the session matches questions by wording (Levenshtein).
 pub struct NoEmbeddings;

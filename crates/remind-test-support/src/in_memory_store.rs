@@ -2,19 +2,18 @@
 //!
 //! It can be told to fail its next write, the way a full disk or a blocked browser
 //! would, so tests can prove a failed write loses nothing and is never called saved.
-//! It can hold unreadable rows, as a database written by a newer Remind would.
+//! It holds no unreadable rows: those are tested against the real store, in the browser.
 
 use std::cell::RefCell;
 
-use crate::ports::{MemoryStore, StoreChange, StoreError};
+use remind_app::ports::{MemoryStore, StoreChange, StoreError};
 use remind_core::learning_curve::TurnEvent;
 use remind_core::record::MemoryRecord;
-use remind_core::stored_rows::{StoredMemory, UnreadableRecord};
+use remind_core::stored_rows::StoredMemory;
 
 #[derive(Default)]
 pub struct InMemoryStore {
     records: RefCell<Vec<MemoryRecord>>,
-    unreadable: RefCell<Vec<UnreadableRecord>>,
     fail_next_write: RefCell<Option<StoreError>>,
     turn_events: RefCell<Vec<TurnEvent>>,
 }
@@ -28,22 +27,13 @@ impl InMemoryStore {
     pub fn snapshot(&self) -> Vec<MemoryRecord> {
         self.records.borrow().clone()
     }
-
-    /// Adds a row this Remind cannot read, as a newer version or a damaged disk leaves.
-    pub fn hold_unreadable(&self, row: UnreadableRecord) {
-        self.unreadable.borrow_mut().push(row);
-    }
-
-    pub fn unreadable_snapshot(&self) -> Vec<UnreadableRecord> {
-        self.unreadable.borrow().clone()
-    }
 }
 
 impl MemoryStore for InMemoryStore {
     async fn load_all(&self) -> Result<StoredMemory, StoreError> {
         Ok(StoredMemory {
             records: self.snapshot(),
-            unreadable: self.unreadable_snapshot(),
+            unreadable: Vec::new(),
         })
     }
 
@@ -53,18 +43,12 @@ impl MemoryStore for InMemoryStore {
     ) -> Result<(), StoreError> {
         // Single-threaded: nothing can run between this read and the write below,
         // which is the exclusivity the IndexedDB transaction gives the page.
-        let stored = self.load_all().await?;
-        let change = plan(stored.records.clone());
+        let change = plan(self.snapshot());
         if change.is_empty() {
             return Ok(());
         }
         if let Some(error) = self.fail_next_write.borrow_mut().take() {
             return Err(error);
-        }
-        if let Some(row) = change.overwrites_unreadable(&stored) {
-            return Err(StoreError::WouldOverwriteUnreadable {
-                id: row.key.clone(),
-            });
         }
         let mut records = self.records.borrow_mut();
         records.retain(|r| !change.erase.contains(&r.id));
@@ -77,13 +61,10 @@ impl MemoryStore for InMemoryStore {
         Ok(())
     }
 
-    async fn erase_unreadable(&self, keys: &[String]) -> Result<(), StoreError> {
+    async fn erase_unreadable(&self, _keys: &[String]) -> Result<(), StoreError> {
         if let Some(error) = self.fail_next_write.borrow_mut().take() {
             return Err(error);
         }
-        self.unreadable
-            .borrow_mut()
-            .retain(|row| !keys.contains(&row.key));
         Ok(())
     }
 
