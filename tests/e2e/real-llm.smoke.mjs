@@ -105,7 +105,7 @@ async function appliedTexts(page) {
   return page.locator('#applied-memory .applied-clarification').allTextContents();
 }
 
-test('with the real LLM, a lesson on Lyon reaches Berlin, a standing "I use Zed" reaches the editor question, and a one-time "miles" is never stored', { skip: SKIP && 'REMIND_SKIP_LLM=1', timeout: 900_000 }, async () => {
+test('with the real LLM, a lesson on Lyon reaches Berlin but not "How old is Lyon?", a standing "I use Zed" reaches the editor question, and a one-time "miles" is never stored', { skip: SKIP && 'REMIND_SKIP_LLM=1', timeout: 900_000 }, async () => {
   const context = await launch(freshProfileDir('smoke-stories'));
   try {
     const page = await firstPage(context);
@@ -119,6 +119,9 @@ test('with the real LLM, a lesson on Lyon reaches Berlin, a standing "I use Zed"
     console.log(`# Berlin: ${JSON.stringify(state)}`);
     assert.deepEqual(await appliedTexts(page), [KM], 'the Lyon lesson reaches Berlin by its kind of request');
     assert.match(state.answer ?? '', /\bkm\b|kilomet/i, `the answer is in kilometres: ${JSON.stringify(state)}`);
+    state = await ask(page, 'How old is Lyon?', 180_000);
+    console.log(`# Lyon's age: ${JSON.stringify(state)}`);
+    assert.deepEqual(await appliedTexts(page), [], 'another request about Lyon gets no lesson');
 
     const ZED = 'I no longer use VS Code. I use Zed.';
     await ask(page, 'Which editor should I open this project in?', 180_000);

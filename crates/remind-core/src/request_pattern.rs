@@ -88,12 +88,12 @@ impl RequestPattern {
             })
             .collect();
         // Where the question marks its specifics (a name, a number, quotes) and slotting
-        // the unmarked words would leave one content word fixed ("translate ___" from
-        // "Translate this menu item: 'pain au chocolat'"), the marks alone say what varies.
-        let content_fixed = (0..words.len())
-            .filter(|&i| !slots[i] && !is_closed_class(&words[i]))
-            .count();
-        if marked.contains(&true) && content_fixed < 2 {
+        // the unmarked words would leave nothing fixed but the request's verb
+        // ("translate ___" from "Translate this menu item: 'pain au chocolat'"), the
+        // marks alone say what varies.
+        let says_what_is_asked = (1..words.len())
+            .any(|i| !slots[i] && (asked_about.contains(&i) || !is_closed_class(&words[i])));
+        if marked.contains(&true) && !says_what_is_asked {
             slots = marked.clone();
         }
         // "How much does a blue whale *weigh*": after a question word, "does" and the
@@ -463,6 +463,20 @@ mod tests {
         assert_eq!(
             proposed("Translate this menu item: 'pain au chocolat'."),
             "translate this menu item ___"
+        );
+        // Unless something besides the verb still says what is asked ("how *much*").
+        assert_eq!(
+            proposed("How much is a coffee in Zurich?"),
+            "how much is ___ in ___"
+        );
+        assert_eq!(
+            proposed("How much does an African elephant weigh?"),
+            "how much does ___ weigh"
+        );
+        // "that" starts a clause here; it is not the specific's article.
+        assert_eq!(
+            proposed("Suggest a name for a function that sums prices."),
+            "suggest a name for ___ that ___"
         );
         let tall = RequestPattern::proposal("How tall is the Eiffel Tower?").unwrap();
         assert!(!tall.fits("How old is the Eiffel Tower?"));

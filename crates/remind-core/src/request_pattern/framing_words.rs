@@ -9,10 +9,11 @@
 //! verbs and nouns people use to ask an assistant for something, not any one topic.
 
 /// Determiners that go with the specific after them: a slot takes them in, so "the
-/// Eiffel Tower" and "Big Ben" fill the same slot.
+/// Eiffel Tower" and "Big Ben" fill the same slot. Not "that", which more often starts
+/// a clause ("a function that sums prices") than points at a thing.
 #[rustfmt::skip]
 pub const LEADING_DETERMINERS: &[&str] = &[
-    "a", "an", "the", "my", "your", "our", "his", "her", "their", "its", "this", "that", "these",
+    "a", "an", "the", "my", "your", "our", "his", "her", "their", "its", "this", "these",
     "those", "some", "any",
 ];
 
