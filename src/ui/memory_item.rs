@@ -3,14 +3,16 @@
 //! undo, forget, history).
 
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 
 use crate::ui::memory_exceptions::MemoryExceptions;
 use crate::ui::memory_history::MemoryHistory;
 use crate::ui::memory_scope_editor::MemoryScopeEditor;
+use crate::ui::page_context::PageContext;
 use crate::ui::page_context::use_page;
 use crate::ui::record_labels::{change_label, kind_label, scope_label, source_label, state_label};
-use remind_core::record::MemoryRecord;
+use remind_core::memory::ScopeChange;
+use remind_core::memory_key::MemoryKey;
+use remind_core::record::{MemoryRecord, RecordId};
 use remind_core::withdrawal::UndoOutcome;
 
 /// Which inline panel of the item is open.
@@ -21,6 +23,45 @@ enum Panel {
     Scope,
     Undo,
     Forget,
+}
+
+/// What the memory browser can do to one lesson; each is one use-case of the session,
+/// and its outcome goes to the memory notice.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LessonChange {
+    Edit(String),
+    Withdraw,
+    Undo(UndoOutcome),
+    Forget,
+    /// Takes back a "not relevant here" mark, given as the lesson holds it.
+    RelevantAgain(String),
+}
+
+impl LessonChange {
+    async fn run(self, page: PageContext, id: &RecordId, version: u32, key: &MemoryKey) {
+        let session = page.session();
+        match self {
+            LessonChange::Edit(text) => page.report(session.edit(id, version, &text).await, |_| {
+                "Saved. The edited lesson replaces the old one, which stays in history.".into()
+            }),
+            LessonChange::Withdraw => page.report(session.withdraw(id, version).await, |_| {
+                "Withdrawn. It no longer applies and stays in history.".into()
+            }),
+            LessonChange::Undo(outcome) => page
+                .report(session.undo(id, version, outcome).await, move |_| {
+                    format!("Undone. {}", outcome.describe())
+                }),
+            LessonChange::Forget => page.report(session.forget(key).await, |n| {
+                format!("Forgotten: {n} records erased for good.")
+            }),
+            LessonChange::RelevantAgain(question) => page.report(
+                session
+                    .change_scope(id, version, &question, ScopeChange::RelevantAgain)
+                    .await,
+                |_| "It applies to questions like that one again.".into(),
+            ),
+        }
+    }
 }
 
 fn stats_label(record: &MemoryRecord) -> String {
@@ -40,7 +81,6 @@ pub fn MemoryItem(record: MemoryRecord) -> impl IntoView {
     let panel = RwSignal::new(Panel::None);
     let show_history = RwSignal::new(false);
     let draft = RwSignal::new(record.clarification().unwrap_or_default().to_string());
-    let busy = RwSignal::new(false);
 
     let is_current = record.is_current();
     // A verified example is a confirmed reply, not text to rewrite.
@@ -71,72 +111,27 @@ pub fn MemoryItem(record: MemoryRecord) -> impl IntoView {
     let toggle = move |which: Panel| {
         panel.update(|p| *p = if *p == which { Panel::None } else { which });
     };
-    let save_edit = {
-        let id = id.clone();
-        move |_| {
-            let (id, text) = (id.clone(), draft.get_untracked());
-            busy.set(true);
-            spawn_local(async move {
-                let outcome = page.session().edit(&id, version, &text).await;
-                busy.set(false);
-                page.report(outcome, |_| {
-                    "Saved. The edited lesson replaces the old one, which stays in history.".into()
-                });
-            });
-        }
+    // One action for every change to this lesson: its pending state disables the
+    // buttons that write, so a second click cannot write twice.
+    let change = {
+        let (id, key) = (id.clone(), key.clone());
+        Action::new_local(move |change: &LessonChange| {
+            let (change, id, key) = (change.clone(), id.clone(), key.clone());
+            async move { change.run(page, &id, version, &key).await }
+        })
     };
-    let withdraw = {
-        let id = id.clone();
-        move |_| {
-            let id = id.clone();
-            busy.set(true);
-            spawn_local(async move {
-                let outcome = page.session().withdraw(&id, version).await;
-                busy.set(false);
-                page.report(outcome, |_| {
-                    "Withdrawn. It no longer applies and stays in history.".into()
-                });
-            });
-        }
-    };
-    let undo = {
-        let id = id.clone();
-        move |outcome: UndoOutcome| {
-            let id = id.clone();
-            busy.set(true);
-            spawn_local(async move {
-                let result = page.session().undo(&id, version, outcome).await;
-                busy.set(false);
-                page.report(result, move |_| format!("Undone. {}", outcome.describe()));
-            });
-        }
-    };
-    let forget = {
-        let key = key.clone();
-        move |_| {
-            let key = key.clone();
-            busy.set(true);
-            spawn_local(async move {
-                let outcome = page.session().forget(&key).await;
-                busy.set(false);
-                page.report(outcome, |n| {
-                    format!("Forgotten: {n} records erased for good.")
-                });
-            });
-        }
-    };
-
+    let busy = change.pending();
     let undo_buttons = undo_choices
         .into_iter()
         .map(|choice| {
-            let undo = undo.clone();
             let name = match choice {
                 UndoOutcome::RestorePredecessor => "undo-restore",
                 UndoOutcome::WithdrawBoth => "undo-withdraw-both",
             };
             view! {
                 <li>
-                    <button type="button" class=name prop:disabled=busy on:click=move |_| undo(choice)>
+                    <button type="button" class=name prop:disabled=busy
+                        on:click=move |_| { change.dispatch(LessonChange::Undo(choice)); }>
                         {choice.describe()}
                     </button>
                 </li>
@@ -150,7 +145,7 @@ pub fn MemoryItem(record: MemoryRecord) -> impl IntoView {
             <p class="memory-question">{record.question.clone()}</p>
             <p class="memory-clarification">{record.clarification().unwrap_or_default().to_string()}</p>
             {verified_label(&record).map(|text| view! { <p class="memory-verified">{text}</p> })}
-            <MemoryExceptions record=record.clone() busy/>
+            <MemoryExceptions record=record.clone() change/>
             <p class="memory-meta">
                 {kind_label(&record)} " · " {state_label(record.state)} " · "
                 <span class="memory-scope">{scope_label(&record)}</span> " · "
@@ -166,7 +161,8 @@ pub fn MemoryItem(record: MemoryRecord) -> impl IntoView {
                     <button type="button" class="memory-scope-edit" on:click=move |_| toggle(Panel::Scope)>"Edit where it applies"</button>
                 </Show>
                 <Show when=move || is_current>
-                    <button type="button" class="memory-withdraw" prop:disabled=busy on:click=withdraw.clone()>"Withdraw"</button>
+                    <button type="button" class="memory-withdraw" prop:disabled=busy
+                        on:click=move |_| { change.dispatch(LessonChange::Withdraw); }>"Withdraw"</button>
                     <button type="button" class="memory-undo" on:click=move |_| toggle(Panel::Undo)>"Undo…"</button>
                 </Show>
                 <button type="button" class="memory-history-toggle" on:click=move |_| show_history.update(|s| *s = !*s)>"History"</button>
@@ -176,7 +172,8 @@ pub fn MemoryItem(record: MemoryRecord) -> impl IntoView {
                 <div class="memory-edit-form">
                     <textarea class="memory-edit-input" rows="2" prop:value=draft
                         on:input=move |ev| draft.set(event_target_value(&ev))></textarea>
-                    <button type="button" class="memory-edit-save" prop:disabled=busy on:click=save_edit.clone()>"Save edit"</button>
+                    <button type="button" class="memory-edit-save" prop:disabled=busy
+                        on:click=move |_| { change.dispatch(LessonChange::Edit(draft.get_untracked())); }>"Save edit"</button>
                 </div>
             </Show>
             <Show when=move || panel.get() == Panel::Scope>
@@ -188,7 +185,8 @@ pub fn MemoryItem(record: MemoryRecord) -> impl IntoView {
             <Show when=move || panel.get() == Panel::Forget>
                 <p class="memory-forget-confirm">
                     "Erase every record of this question, history included? This cannot be undone. "
-                    <button type="button" class="memory-forget-confirm-button" prop:disabled=busy on:click=forget.clone()>"Erase for good"</button>
+                    <button type="button" class="memory-forget-confirm-button" prop:disabled=busy
+                        on:click=move |_| { change.dispatch(LessonChange::Forget); }>"Erase for good"</button>
                 </p>
             </Show>
             <Show when=move || show_history.get()>
