@@ -192,15 +192,9 @@ pub trait SettingsStore {
     fn save(&self, settings: &crate::settings::Settings) -> Result<(), StoreError>;
 }
 
-/// Turns a question into a sentence embedding (unit length), for semantic retrieval.
-///
-/// Synchronous: one short question takes milliseconds once the model is loaded, and the
-/// page runs it in a worker. Loading is the adapter's constructor, not part of the port.
-pub trait Embedder {
-    /// Names the model, so embeddings cached under another model are recomputed.
-    fn model_id(&self) -> &str;
-    fn embed(&self, text: &str) -> Result<Vec<f32>, EmbedError>;
-}
+/// The sentence-embedding port lives in the core, where the app and the tract crate
+/// both see it without the tract crate depending on the application layer.
+pub use remind_core::sentence_embedding::{EmbedError, Embedder};
 
 /// Where the page's embedding model stands; semantic retrieval runs only when `Ready`.
 #[derive(Clone, Debug, PartialEq)]
@@ -226,22 +220,4 @@ pub trait EmbeddingService {
     fn status(&self) -> EmbedderStatus;
     /// One unit vector per text, in order.
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
-}
-
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
-pub enum EmbedError {
-    #[error(
-        "the embedding model is not loaded yet ({0}); questions are matched by wording until it is"
-    )]
-    NotLoaded(String),
-    #[error(
-        "the embedding model file is not usable ({0}); download it again (clear the site's model cache, or run scripts/setup-embedder)"
-    )]
-    BadModel(String),
-    #[error(
-        "the tokeniser vocabulary is not usable ({0}); download it again (clear the site's model cache, or run scripts/setup-embedder)"
-    )]
-    BadVocab(String),
-    #[error("the embedding model failed on this question ({0}); it is matched by wording instead")]
-    Failed(String),
 }

@@ -21,6 +21,7 @@ pub mod reflection;
 pub mod reply;
 pub mod request_pattern;
 pub mod retrieval;
+pub mod sentence_embedding;
 pub mod stored_record;
 pub mod stored_rows;
 pub mod turn;

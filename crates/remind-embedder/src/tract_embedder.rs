@@ -15,7 +15,7 @@ use tract_onnx::tract_core::ops::konst::Const;
 use tract_onnx::tract_hir::internal::{bail, format_err};
 
 use crate::wordpiece::WordPieceTokenizer;
-use remind_app::ports::{EmbedError, Embedder};
+use remind_core::sentence_embedding::{EmbedError, Embedder};
 
 /// Padded sequence lengths. Questions are short, so most fall in the first two; the last
 /// is the longest input the embedder accepts (longer questions are cut).
