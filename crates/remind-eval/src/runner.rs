@@ -272,20 +272,35 @@ fn run_everyday(config: &EvalConfig) -> Result<RunReport, EvalError> {
     };
     let llm = BlockingHttpLlm::new(Some(config.seed));
     let policy = config.retry;
+    std::fs::create_dir_all(&config.out).map_err(|source| EvalError::Write {
+        path: config.out.clone(),
+        source,
+    })?;
+    // Every answer is kept by its prompt as it arrives: a run the endpoint stopped
+    // resumes from there, and a prompt two arms share is asked once.
+    let answers_path = config.out.join("everyday-answers.jsonl");
+    let mut answers = read_answers(&answers_path);
     let mut requested = 0;
     let mut ask = |request: &CompletionRequest| {
+        let prompt = request.prompt.display_text();
+        if let Some(known) = answers.get(&prompt) {
+            return Ok(known.clone());
+        }
         requested += 1;
         eprint!("\r{requested} answers requested");
         let mut attempt = 1;
-        loop {
+        let completion = loop {
             match llm.complete_blocking(&config.endpoint, request) {
                 Err(e) if is_transient(&e) && attempt < policy.max_attempts => {
                     std::thread::sleep(policy.delay_after(attempt));
                     attempt += 1;
                 }
-                done => return done,
+                done => break done?,
             }
-        }
+        };
+        keep_answer(&answers_path, &prompt, &completion);
+        answers.insert(prompt, completion.clone());
+        Ok(completion)
     };
     let settings = EverydaySettings {
         tau: config.tau,
@@ -332,6 +347,45 @@ fn run_everyday(config: &EvalConfig) -> Result<RunReport, EvalError> {
         replayed_steps: 0,
         requested_steps: requested,
     })
+}
+
+/// The answers an earlier run of the everyday stream kept, by prompt; none if there is
+/// no such file. A line that does not read (a run cut mid-write) is skipped.
+fn read_answers(path: &Path) -> HashMap<String, Completion> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter_map(|v| {
+            Some((
+                v["prompt"].as_str()?.to_string(),
+                Completion {
+                    text: v["text"].as_str()?.to_string(),
+                    stopped: v["stopped"].as_bool()?,
+                },
+            ))
+        })
+        .collect()
+}
+
+/// Appends one answer to the kept answers. Losing it only costs asking again.
+fn keep_answer(path: &Path, prompt: &str, completion: &Completion) {
+    use std::io::Write;
+    let line = serde_json::json!({
+        "prompt": prompt,
+        "text": completion.text,
+        "stopped": completion.stopped,
+    });
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut file| writeln!(file, "{line}"));
+    if let Err(error) = written {
+        eprintln!(
+            "\nremind-eval: could not keep an answer in {}: {error}",
+            path.display()
+        );
+    }
 }
 
 fn probe_line(arm: EverydayArm, probe: &ProbeOutcome) -> String {
