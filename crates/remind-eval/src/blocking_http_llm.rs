@@ -1,8 +1,8 @@
 //! The language-model client for native tools: OpenAI-compatible HTTP over blocking `ureq`.
 //!
 //! The evaluation harness runs arms on plain threads, so it needs a client that works
-//! without an async runtime. Request bodies and reply parsing are `openai_wire`'s, the
-//! same code the page uses, so a harness run measures what the page would send.
+//! without an async runtime. Request bodies and reply parsing are `openai_wire`'s and
+//! retries are `remind_app::retry`'s (driven by the runner), the same code the page uses, so a harness run measures what the page would send.
 
 use std::time::Duration;
 

@@ -24,12 +24,12 @@ use crate::everyday::{
 };
 use crate::metrics::{ArmMetrics, arm_metrics};
 use crate::progress::progress_line;
-use crate::retry_policy::{RetryPolicy, is_transient};
 use crate::step_log::{self, MemoryHit, StepRecord};
 use crate::stream_source::{base_prompt, load_tasks, read_text};
 use crate::table::{RunDescription, render_table};
 use crate::task_stream::RenderedTask;
 use remind_app::ports::{Completion, CompletionRequest, EmbedError, Embedder};
+use remind_app::retry::RetryPolicy;
 use remind_core::prompt::PromptMode;
 use remind_core::reply::{ParsedReply, parse_reply};
 use remind_embedder::tract_embedder::TractEmbedder;
@@ -278,11 +278,16 @@ fn run_everyday(config: &EvalConfig) -> Result<RunReport, EvalError> {
         eprint!("\r{requested} answers requested");
         let mut attempt = 1;
         loop {
+            // The blocking client does not surface `Retry-After`, so the policy's
+            // backoff decides the wait.
             match llm.complete_blocking(&config.endpoint, request) {
-                Err(e) if is_transient(&e) && attempt < policy.max_attempts => {
-                    std::thread::sleep(policy.delay_after(attempt));
-                    attempt += 1;
-                }
+                Err(e) => match policy.wait_before_retry(&e, None, attempt) {
+                    Some(wait) => {
+                        std::thread::sleep(wait);
+                        attempt += 1;
+                    }
+                    None => return Err(e),
+                },
                 done => return done,
             }
         }
@@ -551,11 +556,12 @@ fn send_with_retries(
                 });
             }
             Err(e) => {
-                if !is_transient(&e) || attempt >= policy.max_attempts {
+                // The blocking client does not surface `Retry-After`: the backoff decides.
+                let Some(wait) = policy.wait_before_retry(&e, None, attempt) else {
                     return Err((attempt, e));
-                }
+                };
                 errors.push(e.to_string());
-                std::thread::sleep(policy.delay_after(attempt));
+                std::thread::sleep(wait);
                 attempt += 1;
             }
         }
