@@ -16,7 +16,7 @@ use crate::EvalError;
 use crate::accuracy_plot::render_svg;
 use crate::answer_match::answer_is_correct;
 use crate::arm::{ArmKind, ArmSettings, ArmState, Judgement, PreparedStep};
-use crate::blocking_http_llm::BlockingHttpLlm;
+use crate::blocking_http_llm::{BlockingHttpLlm, Sent};
 use crate::config::EvalConfig;
 use crate::everyday::{
     AskEndpoint, EverydayArm, EverydayRun, EverydaySettings, ProbeOutcome, Round, SuggestionAnswer,
@@ -28,8 +28,7 @@ use crate::step_log::{self, MemoryHit, StepRecord};
 use crate::stream_source::{base_prompt, load_tasks, read_text};
 use crate::table::{RunDescription, render_table};
 use crate::task_stream::RenderedTask;
-use remind_app::ports::{Completion, CompletionRequest, EmbedError, Embedder};
-use remind_app::retry::RetryPolicy;
+use remind_app::ports::{CompletionRequest, EmbedError, Embedder};
 use remind_core::prompt::PromptMode;
 use remind_core::reply::{ParsedReply, parse_reply};
 use remind_embedder::tract_embedder::TractEmbedder;
@@ -271,26 +270,13 @@ fn run_everyday(config: &EvalConfig) -> Result<RunReport, EvalError> {
         Ok(vector)
     };
     let llm = BlockingHttpLlm::new(Some(config.seed));
-    let policy = config.retry;
     let mut requested = 0;
     let mut ask = |request: &CompletionRequest| {
         requested += 1;
         eprint!("\r{requested} answers requested");
-        let mut attempt = 1;
-        loop {
-            // The blocking client does not surface `Retry-After`, so the policy's
-            // backoff decides the wait.
-            match llm.complete_blocking(&config.endpoint, request) {
-                Err(e) => match policy.wait_before_retry(&e, None, attempt) {
-                    Some(wait) => {
-                        std::thread::sleep(wait);
-                        attempt += 1;
-                    }
-                    None => return Err(e),
-                },
-                done => return done,
-            }
-        }
+        llm.complete_with_retries(&config.endpoint, request, &config.retry)
+            .map(|sent| sent.completion)
+            .map_err(|(_, error)| error)
     };
     let settings = EverydaySettings {
         tau: config.tau,
@@ -476,14 +462,19 @@ fn run_arm(shared: &Shared<'_>, job: ArmJob) -> Result<(), EvalError> {
                 index,
                 source,
             })?;
-        let sent = send_with_retries(shared, &prepared.request).map_err(|(attempts, source)| {
-            EvalError::Llm {
+        let sent = shared
+            .llm
+            .complete_with_retries(
+                &shared.config.endpoint,
+                &prepared.request,
+                &shared.config.retry,
+            )
+            .map_err(|(attempts, source)| EvalError::Llm {
                 arm: arm.to_string(),
                 index,
                 attempts,
                 source,
-            }
-        })?;
+            })?;
         let reply = parse_reply(
             prepared.form,
             &sent.completion.text,
@@ -528,44 +519,6 @@ fn run_arm(shared: &Shared<'_>, job: ArmJob) -> Result<(), EvalError> {
         }
     }
     Ok(())
-}
-
-struct Sent {
-    completion: Completion,
-    attempts: u32,
-    errors: Vec<String>,
-}
-
-fn send_with_retries(
-    shared: &Shared<'_>,
-    request: &CompletionRequest,
-) -> Result<Sent, (u32, remind_app::ports::LlmError)> {
-    let policy: RetryPolicy = shared.config.retry;
-    let mut errors = Vec::new();
-    let mut attempt = 1;
-    loop {
-        match shared
-            .llm
-            .complete_blocking(&shared.config.endpoint, request)
-        {
-            Ok(completion) => {
-                return Ok(Sent {
-                    completion,
-                    attempts: attempt,
-                    errors,
-                });
-            }
-            Err(e) => {
-                // The blocking client does not surface `Retry-After`: the backoff decides.
-                let Some(wait) = policy.wait_before_retry(&e, None, attempt) else {
-                    return Err((attempt, e));
-                };
-                errors.push(e.to_string());
-                std::thread::sleep(wait);
-                attempt += 1;
-            }
-        }
-    }
 }
 
 /// The log line of one judged step.
