@@ -61,13 +61,13 @@ impl HttpLanguageModel {
             )));
         }
         let policy = RetryPolicy::PAGE;
-        let mut failed = 0;
+        let mut attempts = 0;
         let mut retried_after = None;
         loop {
             // A transport failure is never retried by the page's policy (no server asked
             // for a wait), so it ends the request at once.
             let answer = self.attempt(endpoint, &url, &body).await?;
-            failed += 1;
+            attempts += 1;
             let reply = openai_wire::response_with(
                 answer.status,
                 &answer.body,
@@ -77,7 +77,7 @@ impl HttpLanguageModel {
                 },
             );
             let wait = match &reply {
-                Err(error) => policy.wait_before_retry(error, answer.retry_after, failed),
+                Err(error) => policy.wait_before_retry(error, answer.retry_after, attempts),
                 Ok(_) => None,
             };
             let Some(wait) = wait else {
