@@ -2,12 +2,18 @@
 //!
 //! The browser hides why a request failed (server down and CORS refusal look the
 //! same), so the error names both causes and the setting to check. What an error says
-//! is `openai_wire`'s; this file only sends, reads, keeps the clock and waits.
+//! is `failure_text`'s, when to retry `RetryPolicy::PAGE`'s; this file only sends, reads,
+//! keeps the clock and waits.
 
 use std::time::Duration;
 
-use remind_app::openai_wire::{self, RetryContext};
+use remind_app::deadline::{reached_deadline, request_timeout};
+use remind_app::failure_text::RetryContext;
+use remind_app::llm_error::scrub;
+use remind_app::openai_wire;
 use remind_app::ports::{Completion, CompletionRequest, LanguageModel, LlmError};
+use remind_app::redaction::{has_credentials, redact_url};
+use remind_app::retry::{RetryPolicy, parse_retry_after};
 use remind_app::settings::Endpoint;
 use serde_json::Value;
 use wasm_bindgen::JsValue;
@@ -32,12 +38,13 @@ impl LanguageModel for HttpLanguageModel {
     ) -> Result<Completion, LlmError> {
         self.complete_once_or_twice(endpoint, request)
             .await
-            .map_err(|error| openai_wire::scrub(error, endpoint))
+            .map_err(|error| scrub(error, endpoint))
     }
 }
 
 impl HttpLanguageModel {
-    /// One attempt, and a second one only when a 429 or 503 says when it may come.
+    /// One attempt, and another only when `RetryPolicy::PAGE` grants one: a 429 or 503
+    /// that says when it may come.
     async fn complete_once_or_twice(
         &self,
         endpoint: &Endpoint,
@@ -45,35 +52,40 @@ impl HttpLanguageModel {
     ) -> Result<Completion, LlmError> {
         let (route, body) = openai_wire::request(endpoint, request);
         let url = endpoint.url_of(route);
-        if openai_wire::has_credentials(&url) {
+        if has_credentials(&url) {
             // fetch() throws on such a URL before sending anything, which would
             // otherwise read as "could not reach the model".
             return Err(LlmError::BadSettings(format!(
                 "the base URL {} carries a user name or password, which the browser refuses to send. Remove them from the URL and put the key in the API key field.",
-                openai_wire::redact_url(endpoint.base_url.trim())
+                redact_url(endpoint.base_url.trim())
             )));
         }
-        let first = self.attempt(endpoint, &url, &body).await?;
-        let Some(wait) = openai_wire::retry_wait(first.status, first.retry_after) else {
-            return openai_wire::response_with(
-                first.status,
-                &first.body,
+        let policy = RetryPolicy::PAGE;
+        let mut attempts = 0;
+        let mut retried_after = None;
+        loop {
+            // A transport failure is never retried by the page's policy (no server asked
+            // for a wait), so it ends the request at once.
+            let answer = self.attempt(endpoint, &url, &body).await?;
+            attempts += 1;
+            let reply = openai_wire::response_with(
+                answer.status,
+                &answer.body,
                 RetryContext {
-                    retry_after: first.retry_after,
-                    retried_after: None,
+                    retry_after: answer.retry_after,
+                    retried_after,
                 },
             );
-        };
-        sleep(Duration::from_secs(wait)).await;
-        let second = self.attempt(endpoint, &url, &body).await?;
-        openai_wire::response_with(
-            second.status,
-            &second.body,
-            RetryContext {
-                retry_after: second.retry_after,
-                retried_after: Some(wait),
-            },
-        )
+            let wait = match &reply {
+                Err(error) => policy.wait_before_retry(error, answer.retry_after, attempts),
+                Ok(_) => None,
+            };
+            let Some(wait) = wait else {
+                return reply;
+            };
+            sleep(wait).await;
+            retried_after = Some(wait.as_secs());
+        }
     }
 
     /// Sends the request and reads the whole reply within one deadline.
@@ -83,15 +95,14 @@ impl HttpLanguageModel {
         url: &str,
         body: &Value,
     ) -> Result<Answer, LlmError> {
-        let limit = openai_wire::request_timeout(endpoint);
+        let limit = request_timeout(endpoint);
         let started = js_sys::Date::now();
         // reqwest's timeout aborts the fetch and the body read alike, but names only the
         // first a time-out: an aborted body read is "error decoding response body". The
         // clock tells them apart.
         let timed_out = |e: &reqwest::Error| {
             let elapsed_ms = (js_sys::Date::now() - started).max(0.0) as u64;
-            e.is_timeout()
-                || openai_wire::reached_deadline(Duration::from_millis(elapsed_ms), limit)
+            e.is_timeout() || reached_deadline(Duration::from_millis(elapsed_ms), limit)
         };
         let timed_out_error = || LlmError::TimedOut {
             url: url.to_string(),
@@ -117,7 +128,7 @@ impl HttpLanguageModel {
             .headers()
             .get(reqwest::header::RETRY_AFTER)
             .and_then(|value| value.to_str().ok())
-            .and_then(|value| openai_wire::parse_retry_after(value, unix_seconds_now()));
+            .and_then(|value| parse_retry_after(value, unix_seconds_now()));
         let body = response.text().await.map_err(|e| {
             if timed_out(&e) {
                 timed_out_error()

@@ -138,43 +138,9 @@ pub trait LanguageModel {
     ) -> Result<Completion, LlmError>;
 }
 
-/// Why a model request failed, in words the user can act on.
-///
-/// A message shows its URL redacted (`user:pass@` as `***@`, key-like query values as
-/// `***`) whoever built the error, so neither the page nor a harness log echoes a
-/// credential; `openai_wire::scrub` also masks the API key in every field.
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
-pub enum LlmError {
-    #[error(
-        "Could not reach the model at {}. Is the server running, and does it allow requests from this page (CORS)? Check the base URL in settings.",
-        crate::openai_wire::redact_url(.url)
-    )]
-    Unreachable { url: String },
-    /// However the deadline hit: connecting, waiting for headers, or reading the body.
-    #[error(
-        "The model at {} timed out after {seconds} s. It may be overloaded or the model too large; try again or raise the timeout.",
-        crate::openai_wire::redact_url(.url)
-    )]
-    TimedOut { url: String, seconds: u64 },
-    #[error("The endpoint refused the API key (HTTP {status}). Check the key in settings.")]
-    Unauthorized { status: u16 },
-    /// Any other error status. `detail` is the server's explanation reduced to one line
-    /// (a page to its title); for 429 and 503 it also says whether the one retry was
-    /// made and when to try again.
-    #[error(
-        "{} HTTP {status}: {detail}",
-        crate::openai_wire::http_error_heading(*.status)
-    )]
-    Http { status: u16, detail: String },
-    #[error(
-        "The endpoint sent a reply that is not valid JSON ({detail}). Is the base URL an OpenAI-compatible API (usually ending in /v1)?"
-    )]
-    NotJson { detail: String },
-    #[error("The endpoint sent an unexpected reply: {detail}")]
-    Unexpected { detail: String },
-    #[error("The settings are not usable: {0}")]
-    BadSettings(String),
-}
+/// Why a model request failed; its own module, so its messages may use redaction
+/// without `ports` importing back from a module that imports it.
+pub use crate::llm_error::LlmError;
 
 /// The current time, from outside the domain.
 pub trait Clock {

@@ -80,7 +80,7 @@ impl Endpoint {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(format!(
                 "the base URL must start with http:// or https:// (got \"{}\")",
-                crate::openai_wire::redact_url(url)
+                crate::redaction::redact_url(url)
             ));
         }
         if self.model.trim().is_empty() {

@@ -16,7 +16,7 @@ use clap::{Command, CommandFactory, FromArgMatches, Parser};
 use crate::EvalError;
 use crate::arm::ArmKind;
 use crate::everyday::EverydayArm;
-use crate::retry_policy::RetryPolicy;
+use remind_app::retry::RetryPolicy;
 use remind_app::settings::{DEFAULT_BASE_URL, DEFAULT_MODEL, Endpoint};
 use remind_core::prompt::{PromptMode, TokenBudget};
 
@@ -417,11 +417,7 @@ impl Flags {
                 context_tokens: self.context_tokens,
                 reply_tokens: self.max_tokens,
             },
-            retry: RetryPolicy {
-                max_attempts: self.retries.saturating_add(1),
-                base_delay: backoff,
-                max_delay: Duration::from_secs(60).max(backoff),
-            },
+            retry: RetryPolicy::harness(self.retries, backoff),
             concurrency: self.concurrency.max(1),
             out: self.out,
             judge_answers: !self.retrieval_only,

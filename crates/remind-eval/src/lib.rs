@@ -26,7 +26,6 @@ pub mod keyword_check;
 pub mod metrics;
 pub mod normalised_retriever;
 pub mod progress;
-pub mod retry_policy;
 pub mod runner;
 pub mod simulated_user;
 pub mod split_mix64;

@@ -16,7 +16,7 @@ use crate::EvalError;
 use crate::accuracy_plot::render_svg;
 use crate::answer_match::answer_is_correct;
 use crate::arm::{ArmKind, ArmSettings, ArmState, Judgement, PreparedStep};
-use crate::blocking_http_llm::BlockingHttpLlm;
+use crate::blocking_http_llm::{BlockingHttpLlm, Sent};
 use crate::config::EvalConfig;
 use crate::everyday::{
     AskEndpoint, EverydayArm, EverydayRun, EverydaySettings, ProbeOutcome, Round, SuggestionAnswer,
@@ -24,7 +24,6 @@ use crate::everyday::{
 };
 use crate::metrics::{ArmMetrics, arm_metrics};
 use crate::progress::progress_line;
-use crate::retry_policy::{RetryPolicy, is_transient};
 use crate::step_log::{self, MemoryHit, StepRecord};
 use crate::stream_source::{base_prompt, load_tasks, read_text};
 use crate::table::{RunDescription, render_table};
@@ -271,7 +270,6 @@ fn run_everyday(config: &EvalConfig) -> Result<RunReport, EvalError> {
         Ok(vector)
     };
     let llm = BlockingHttpLlm::new(Some(config.seed));
-    let policy = config.retry;
     std::fs::create_dir_all(&config.out).map_err(|source| EvalError::Write {
         path: config.out.clone(),
         source,
@@ -288,16 +286,10 @@ fn run_everyday(config: &EvalConfig) -> Result<RunReport, EvalError> {
         }
         requested += 1;
         eprint!("\r{requested} answers requested");
-        let mut attempt = 1;
-        let completion = loop {
-            match llm.complete_blocking(&config.endpoint, request) {
-                Err(e) if is_transient(&e) && attempt < policy.max_attempts => {
-                    std::thread::sleep(policy.delay_after(attempt));
-                    attempt += 1;
-                }
-                done => break done?,
-            }
-        };
+        let completion = llm
+            .complete_with_retries(&config.endpoint, request, &config.retry)
+            .map(|sent| sent.completion)
+            .map_err(|(_, error)| error)?;
         keep_answer(&answers_path, &prompt, &completion);
         answers.insert(prompt, completion.clone());
         Ok(completion)
@@ -525,14 +517,19 @@ fn run_arm(shared: &Shared<'_>, job: ArmJob) -> Result<(), EvalError> {
                 index,
                 source,
             })?;
-        let sent = send_with_retries(shared, &prepared.request).map_err(|(attempts, source)| {
-            EvalError::Llm {
+        let sent = shared
+            .llm
+            .complete_with_retries(
+                &shared.config.endpoint,
+                &prepared.request,
+                &shared.config.retry,
+            )
+            .map_err(|(attempts, source)| EvalError::Llm {
                 arm: arm.to_string(),
                 index,
                 attempts,
                 source,
-            }
-        })?;
+            })?;
         let reply = parse_reply(
             prepared.form,
             &sent.completion.text,
@@ -577,43 +574,6 @@ fn run_arm(shared: &Shared<'_>, job: ArmJob) -> Result<(), EvalError> {
         }
     }
     Ok(())
-}
-
-struct Sent {
-    completion: Completion,
-    attempts: u32,
-    errors: Vec<String>,
-}
-
-fn send_with_retries(
-    shared: &Shared<'_>,
-    request: &CompletionRequest,
-) -> Result<Sent, (u32, remind_app::ports::LlmError)> {
-    let policy: RetryPolicy = shared.config.retry;
-    let mut errors = Vec::new();
-    let mut attempt = 1;
-    loop {
-        match shared
-            .llm
-            .complete_blocking(&shared.config.endpoint, request)
-        {
-            Ok(completion) => {
-                return Ok(Sent {
-                    completion,
-                    attempts: attempt,
-                    errors,
-                });
-            }
-            Err(e) => {
-                if !is_transient(&e) || attempt >= policy.max_attempts {
-                    return Err((attempt, e));
-                }
-                errors.push(e.to_string());
-                std::thread::sleep(policy.delay_after(attempt));
-                attempt += 1;
-            }
-        }
-    }
 }
 
 /// The log line of one judged step.
