@@ -1,4 +1,4 @@
-// E2E: where a lesson applies, chosen by the user — its scope shown as the request with slots and steered word by word; a lesson just below the threshold offered, not sent, and widened or kept off by one click; a standing preference ("every question") rides with every turn beside the retrieved lessons, each shown with why; "not relevant here" keeps a lesson off one kind of question, survives a reload, and is taken back in the memory browser; the memory browser edits a lesson's scope as a new version, and undo takes the edit back.
+// E2E: where a lesson applies, chosen by the user — its scope shown as the request with slots and steered word by word; a lesson just below the threshold offered, not sent, and widened or kept off by one click; a standing preference ("every question") rides with every turn beside the retrieved lessons, each shown with why; "not relevant here" keeps a lesson off one kind of question, survives a reload, and is taken back in the memory browser; the memory browser edits a lesson's scope as a new version, and undo takes the edit back; "This is right" widens a lesson that came by similarity.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { queryFromPrompt } from './fake-llm-server.mjs';
@@ -295,6 +295,30 @@ test('the memory browser switches a lesson to every question and back to a kind 
     await ask(page, 'What is like < slow > ?');
     assert.deepEqual((await appliedLessons(page)).map((l) => l.because), ['fits-scope']);
     assert.equal(await item.count(), 1);
+  } finally {
+    await context.close().catch(() => {});
+  }
+});
+
+test('"This is right" on an answer whose lesson came by similarity widens the lesson to that wording, and the next question of it fits at once', { timeout: 180_000 }, async () => {
+  const { context, page } = await freshApp(env, 'confirm-widens');
+  try {
+    const SYN = 'I want a synonym';
+    await ask(page, 'What is like < fast > ?');
+    await correct(page, SYN);
+
+    // Another wording of the request: outside the scope "what is like ___", close in meaning.
+    await ask(page, "What's like < slow > ?");
+    assert.deepEqual((await appliedLessons(page)).map((l) => l.because), ['similar']);
+    await page.click('#confirm-answer');
+    await waitForText(page, '#memory-notice', 'now also applies to questions like this one');
+
+    await ask(page, "What's like < happy > ?");
+    assert.deepEqual((await appliedLessons(page)).map((l) => l.because), ['fits-scope']);
+    assert.match(await page.locator('#applied-memory').textContent(), /fits its scope “what's like ___”/);
+    await openMemory(page);
+    const item = page.locator('#memory-list .memory-item', { hasText: SYN });
+    assert.match(await item.locator('.memory-scope').textContent(), /“what is like ___”, “what's like ___”/);
   } finally {
     await context.close().catch(() => {});
   }
