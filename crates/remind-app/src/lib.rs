@@ -18,3 +18,4 @@ pub mod revise;
 pub mod session;
 pub mod settings;
 pub mod transfer;
+pub mod watched;

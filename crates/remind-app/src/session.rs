@@ -24,6 +24,7 @@ use crate::reflect::{self, ReflectError};
 use crate::revise::{self, ReviseError, Revision};
 use crate::settings::Settings;
 use crate::transfer::{self, PendingImport, TransferError};
+use crate::watched::Watched;
 use remind_core::export::Embeddings;
 use remind_core::import::CheckProgress;
 use remind_core::import_plan::{ImportMode, ImportPlan};
@@ -53,20 +54,13 @@ pub struct Ports<S, L, C, I, P, E> {
     pub embedder: E,
 }
 
-/// Told of every new memory snapshot the session takes on.
-type MemoryListener = Box<dyn Fn(Arc<FeedbackMemory>)>;
-/// Told of the stored rows the session could not read, after every load.
-type UnreadableListener = Box<dyn Fn(Arc<Vec<UnreadableRecord>>)>;
-
 pub struct Session<S, L, C, I, P, E> {
     ports: Ports<S, L, C, I, P, E>,
-    /// A shared snapshot: readers clone the `Arc`, never the memory, and a change
-    /// replaces the snapshot whole instead of mutating what a reader holds.
-    memory: RefCell<Arc<FeedbackMemory>>,
-    memory_listener: RefCell<Option<MemoryListener>>,
+    /// The one owner of the memory as loaded: the page watches it (invariant 10)
+    /// rather than keeping a copy of its own.
+    memory: Watched<FeedbackMemory>,
     /// Rows the store holds that this Remind cannot read: kept, shown, never written.
-    unreadable: RefCell<Arc<Vec<UnreadableRecord>>>,
-    unreadable_listener: RefCell<Option<UnreadableListener>>,
+    unreadable: Watched<Vec<UnreadableRecord>>,
     settings: RefCell<Settings>,
     template: PromptTemplate,
     example_budget: ExampleBudget,
@@ -88,10 +82,8 @@ where
         let settings = ports.settings.load().unwrap_or_default();
         Session {
             ports,
-            memory: RefCell::new(Arc::new(FeedbackMemory::default())),
-            memory_listener: RefCell::new(None),
-            unreadable: RefCell::new(Arc::new(Vec::new())),
-            unreadable_listener: RefCell::new(None),
+            memory: Watched::default(),
+            unreadable: Watched::default(),
             settings: RefCell::new(settings),
             template: PromptTemplate::general(),
             example_budget: ExampleBudget::default(),
@@ -115,22 +107,19 @@ where
     pub async fn load(&self) -> Result<usize, StoreError> {
         let stored = self.ports.store.load_all().await?;
         self.take_on(Some(FeedbackMemory::from_records(stored.records)));
-        let unreadable = Arc::new(stored.unreadable);
-        *self.unreadable.borrow_mut() = unreadable.clone();
-        if let Some(listener) = self.unreadable_listener.borrow().as_ref() {
-            listener(unreadable);
-        }
-        Ok(self.current_count())
+        self.unreadable.replace(stored.unreadable);
+        Ok(self.memory.with(|memory| memory.current().count()))
     }
 
     /// The stored rows the last load could not read, with their raw text.
     pub fn unreadable(&self) -> Arc<Vec<UnreadableRecord>> {
-        self.unreadable.borrow().clone()
+        self.unreadable.get()
     }
 
-    /// Calls `listener` with the unreadable rows after every load.
-    pub fn on_unreadable_change(&self, listener: impl Fn(Arc<Vec<UnreadableRecord>>) + 'static) {
-        *self.unreadable_listener.borrow_mut() = Some(Box::new(listener));
+    /// Calls `watcher` with the unreadable rows after every load. Watchers add up: one
+    /// never replaces another.
+    pub fn watch_unreadable(&self, watcher: impl Fn(Arc<Vec<UnreadableRecord>>) + 'static) {
+        self.unreadable.watch(watcher);
     }
 
     /// Deletes unreadable rows for good (named by [`UnreadableRecord::key`]), then
@@ -143,14 +132,15 @@ where
     /// The memory as the session holds it now: a snapshot that later changes do not
     /// alter. Cheap (an `Arc` clone).
     pub fn memory(&self) -> Arc<FeedbackMemory> {
-        self.memory.borrow().clone()
+        self.memory.get()
     }
 
-    /// Calls `listener` with every new snapshot the session takes on (after a load, a
-    /// committed change, or a refusal that re-read the store). The page keeps it in
-    /// one signal, so nothing shown has to be refreshed by hand.
-    pub fn on_memory_change(&self, listener: impl Fn(Arc<FeedbackMemory>) + 'static) {
-        *self.memory_listener.borrow_mut() = Some(Box::new(listener));
+    /// Calls `watcher` with every new snapshot the session takes on (after a load, a
+    /// committed change, or a refusal that re-read the store). The page watches once
+    /// and keeps it in one signal, so nothing shown has to be refreshed by hand.
+    /// Watchers add up: one never replaces another.
+    pub fn watch_memory(&self, watcher: impl Fn(Arc<FeedbackMemory>) + 'static) {
+        self.memory.watch(watcher);
     }
 
     /// Asks the browser to keep the memory under storage pressure; says whether it
@@ -166,18 +156,18 @@ where
     }
 
     pub fn current_count(&self) -> usize {
-        self.memory.borrow().current().count()
+        self.memory.get().current().count()
     }
 
     /// The current lessons, oldest first (the default read: no history).
     pub fn current_records(&self) -> Vec<MemoryRecord> {
-        self.memory.borrow().current().cloned().collect()
+        self.memory.get().current().cloned().collect()
     }
 
     /// The memory browser's list: records matching `filter`, most recently changed
     /// first. `MemoryFilter::default()` lists the current lessons.
     pub fn list(&self, filter: &MemoryFilter) -> Vec<MemoryRecord> {
-        memory_query::list(&self.memory.borrow(), filter)
+        memory_query::list(&self.memory.get(), filter)
             .into_iter()
             .cloned()
             .collect()
@@ -185,13 +175,13 @@ where
 
     /// Current lessons that misfire often enough to be shown for review.
     pub fn flagged_count(&self) -> usize {
-        memory_query::flagged_count(&self.memory.borrow())
+        memory_query::flagged_count(&self.memory.get())
     }
 
     /// Every record of a key, current and historical, oldest first.
     pub fn history(&self, key: &MemoryKey) -> Vec<MemoryRecord> {
         self.memory
-            .borrow()
+            .get()
             .history(key)
             .into_iter()
             .cloned()
@@ -199,12 +189,12 @@ where
     }
 
     pub fn record(&self, id: &RecordId) -> Option<MemoryRecord> {
-        self.memory.borrow().get(id).cloned()
+        self.memory.get().get(id).cloned()
     }
 
     /// The undo choices to offer for a current lesson (empty if it is not current).
     pub fn undo_choices(&self, id: &RecordId) -> Vec<UndoOutcome> {
-        self.memory.borrow().undo_choices(id)
+        self.memory.get().undo_choices(id)
     }
 
     /// Replaces a current lesson's text. `expected` is the version the user was shown
@@ -344,12 +334,8 @@ where
     /// Replaces the view with the memory the store holds now, when a use-case read it
     /// (after a commit, or a refusal that re-read the store).
     fn take_on(&self, memory: Option<FeedbackMemory>) {
-        let Some(memory) = memory else { return };
-        let snapshot = Arc::new(memory);
-        *self.memory.borrow_mut() = snapshot.clone();
-        // The borrow is released first: a listener may read the session again.
-        if let Some(listener) = self.memory_listener.borrow().as_ref() {
-            listener(snapshot);
+        if let Some(memory) = memory {
+            self.memory.replace(memory);
         }
     }
 
@@ -399,7 +385,7 @@ where
             question_embedding: embedding.as_deref(),
             one_time_clarification,
         };
-        let prepared = build_turn(&self.memory.borrow(), &config, &input)?;
+        let prepared = build_turn(&self.memory.get(), &config, &input)?;
         let id = TurnId(self.ports.ids.next_id().0);
         let turn = ask::send(&self.ports.llm, &settings, prepared, id).await?;
         for applied in &turn.prepared.applied {
@@ -498,7 +484,7 @@ where
     /// the version to pass to [`Session::accept_rule`], and a refusal the gate would
     /// give (e.g. a secret). Pure; writes nothing.
     pub fn preview_accept(&self, proposal: &RuleProposal, edited: Option<&str>) -> AcceptPreview {
-        reflection::preview_accept(&self.memory.borrow(), proposal, edited)
+        reflection::preview_accept(&self.memory.get(), proposal, edited)
     }
 
     /// Stores the accepted rule (`edited_text` if the user changed it) as the lesson
@@ -549,7 +535,7 @@ where
     /// The current verified examples, oldest first.
     pub fn verified_examples(&self) -> Vec<MemoryRecord> {
         self.memory
-            .borrow()
+            .get()
             .current()
             .filter(|r| matches!(r.kind, RecordKind::VerifiedExample { .. }))
             .cloned()
