@@ -33,9 +33,8 @@ use remind_core::learning_curve::{
 };
 use remind_core::memory::{FeedbackMemory, ScopeChange, Written};
 use remind_core::memory_key::MemoryKey;
-use remind_core::memory_query::{self, MemoryFilter};
 use remind_core::prompt::PromptTemplate;
-use remind_core::record::{MemoryRecord, Reach, RecordId, RecordKind};
+use remind_core::record::{MemoryRecord, Reach, RecordId};
 use remind_core::reflection::{self, AcceptPreview, RuleProposal};
 use remind_core::retrieval::{HybridRetriever, LevenshteinRetriever, Retriever};
 use remind_core::stored_rows::UnreadableRecord;
@@ -155,48 +154,6 @@ where
         self.load().await
     }
 
-    pub fn current_count(&self) -> usize {
-        self.memory.get().current().count()
-    }
-
-    /// The current lessons, oldest first (the default read: no history).
-    pub fn current_records(&self) -> Vec<MemoryRecord> {
-        self.memory.get().current().cloned().collect()
-    }
-
-    /// The memory browser's list: records matching `filter`, most recently changed
-    /// first. `MemoryFilter::default()` lists the current lessons.
-    pub fn list(&self, filter: &MemoryFilter) -> Vec<MemoryRecord> {
-        memory_query::list(&self.memory.get(), filter)
-            .into_iter()
-            .cloned()
-            .collect()
-    }
-
-    /// Current lessons that misfire often enough to be shown for review.
-    pub fn flagged_count(&self) -> usize {
-        memory_query::flagged_count(&self.memory.get())
-    }
-
-    /// Every record of a key, current and historical, oldest first.
-    pub fn history(&self, key: &MemoryKey) -> Vec<MemoryRecord> {
-        self.memory
-            .get()
-            .history(key)
-            .into_iter()
-            .cloned()
-            .collect()
-    }
-
-    pub fn record(&self, id: &RecordId) -> Option<MemoryRecord> {
-        self.memory.get().get(id).cloned()
-    }
-
-    /// The undo choices to offer for a current lesson (empty if it is not current).
-    pub fn undo_choices(&self, id: &RecordId) -> Vec<UndoOutcome> {
-        self.memory.get().undo_choices(id)
-    }
-
     /// Replaces a current lesson's text. `expected` is the version the user was shown
     /// (`record.version`); a stale one is refused with the current lesson in the error.
     pub async fn edit(
@@ -286,14 +243,10 @@ where
     }
 
     /// Validates an import file and previews it; nothing is written yet. Show
-    /// `pending.preview`, then call [`Session::apply_import`] with the chosen mode.
-    pub async fn preview_import(&self, bytes: &[u8]) -> Result<PendingImport, TransferError> {
-        transfer::preview_import(&self.ports.store, bytes, |_| std::future::ready(())).await
-    }
-
-    /// [`Session::preview_import`], awaiting `pause` between slices of records with
-    /// how far the check has come: the page yields to the browser there and shows the
-    /// progress, so a large file never freezes it.
+    /// `pending.preview`, then call [`Session::apply_import_paced`] with the chosen
+    /// mode. `pause` is awaited between slices of records with how far the check has
+    /// come: the page yields to the browser there and shows the progress, so a large
+    /// file never freezes it.
     pub async fn preview_import_paced<Paused: Future<Output = ()>>(
         &self,
         bytes: &[u8],
@@ -304,17 +257,8 @@ where
 
     /// Applies a previewed import in one store call; refused with
     /// [`ReviseError::ChangedSincePreview`] if the memory changed since the preview.
-    pub async fn apply_import(
-        &self,
-        pending: &PendingImport,
-        mode: ImportMode,
-    ) -> Result<ImportPlan, ReviseError> {
-        self.apply_import_paced(pending, mode, || std::future::ready(()))
-            .await
-    }
-
-    /// [`Session::apply_import`], awaiting `pause` between the steps of planning it:
-    /// the page yields to the browser there, so a large import never freezes it.
+    /// `pause` is awaited between the steps of planning it: the page yields to the
+    /// browser there, so a large import never freezes it.
     pub async fn apply_import_paced<Paused: Future<Output = ()>>(
         &self,
         pending: &PendingImport,
@@ -530,16 +474,6 @@ where
             self.log_turn(&turn.id, TurnEventKind::Confirmed).await;
         }
         outcome
-    }
-
-    /// The current verified examples, oldest first.
-    pub fn verified_examples(&self) -> Vec<MemoryRecord> {
-        self.memory
-            .get()
-            .current()
-            .filter(|r| matches!(r.kind, RecordKind::VerifiedExample { .. }))
-            .cloned()
-            .collect()
     }
 
     /// Withdraws a verified example (`expected`: the version shown); it stops being

@@ -5,6 +5,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use remind_test_support as support;
+use remind_test_support::session_reads::SessionReads;
 
 use remind_app::correct::{CorrectError, Correction, CorrectionOutcome};
 use remind_app::ports::StoreError;
