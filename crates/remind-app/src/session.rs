@@ -21,7 +21,7 @@ use crate::ports::{
 };
 use crate::question_embedding::embed_question;
 use crate::reflect::{self, ReflectError};
-use crate::revise::{self, ReviseError, Revision};
+use crate::revise::{self, ReviseError};
 use crate::settings::Settings;
 use crate::transfer::{self, PendingImport, TransferError};
 use crate::watched::Watched;
@@ -105,7 +105,8 @@ where
     /// show no memory at all.
     pub async fn load(&self) -> Result<usize, StoreError> {
         let stored = self.ports.store.load_all().await?;
-        self.take_on(Some(FeedbackMemory::from_records(stored.records)));
+        self.memory
+            .replace(FeedbackMemory::from_records(stored.records));
         self.unreadable.replace(stored.unreadable);
         Ok(self.memory.with(|memory| memory.current().count()))
     }
@@ -165,7 +166,7 @@ where
         let (new_id, now) = (self.ports.ids.next_id(), self.ports.clock.now());
         let revision =
             revise::edit(&self.ports.store, id, expected, clarification, new_id, now).await;
-        self.adopt(revision)
+        self.adopt_store_memory(revision.memory, revision.outcome)
     }
 
     /// "Not relevant here" under a turn (the applied lesson `id` at the version the turn
@@ -189,7 +190,7 @@ where
             now,
         )
         .await;
-        self.adopt(revision)
+        self.adopt_store_memory(revision.memory, revision.outcome)
     }
 
     /// Sets where a current clarification applies, from the memory browser's scope
@@ -204,7 +205,7 @@ where
         let (new_id, now) = (self.ports.ids.next_id(), self.ports.clock.now());
         let revision =
             revise::change_reach(&self.ports.store, id, expected, reach, new_id, now).await;
-        self.adopt(revision)
+        self.adopt_store_memory(revision.memory, revision.outcome)
     }
 
     /// Withdraws a current lesson: it stops applying and stays in history.
@@ -215,10 +216,11 @@ where
     ) -> Result<MemoryRecord, ReviseError> {
         let now = self.ports.clock.now();
         let revision = revise::withdraw(&self.ports.store, id, expected, now).await;
-        self.adopt(revision)
+        self.adopt_store_memory(revision.memory, revision.outcome)
     }
 
-    /// Undoes a current lesson with an outcome from [`Session::undo_choices`].
+    /// Undoes a current lesson with an outcome its undo choices offer
+    /// (`FeedbackMemory::undo_choices` on [`Session::memory`]).
     pub async fn undo(
         &self,
         id: &RecordId,
@@ -227,13 +229,14 @@ where
     ) -> Result<Undone, ReviseError> {
         let now = self.ports.clock.now();
         let revision = revise::undo(&self.ports.store, id, expected, outcome, now).await;
-        self.adopt(revision)
+        self.adopt_store_memory(revision.memory, revision.outcome)
     }
 
     /// Erases every record of a key for good; returns how many records were erased.
     pub async fn forget(&self, key: &MemoryKey) -> Result<usize, ReviseError> {
         let revision = revise::forget(&self.ports.store, key).await;
-        self.adopt(revision).map(|ids| ids.len())
+        self.adopt_store_memory(revision.memory, revision.outcome)
+            .map(|ids| ids.len())
     }
 
     /// The stored memory as the text of an export file (history included, settings
@@ -266,21 +269,22 @@ where
         pause: impl FnMut() -> Paused,
     ) -> Result<ImportPlan, ReviseError> {
         let revision = transfer::apply_import(&self.ports.store, pending, mode, pause).await;
-        self.adopt(revision)
+        self.adopt_store_memory(revision.memory, revision.outcome)
     }
 
-    /// Takes on the store's memory as a revision left it, and returns its outcome.
-    fn adopt<T>(&self, revision: Revision<T>) -> Result<T, ReviseError> {
-        self.take_on(revision.memory);
-        revision.outcome
-    }
-
-    /// Replaces the view with the memory the store holds now, when a use-case read it
-    /// (after a commit, or a refusal that re-read the store).
-    fn take_on(&self, memory: Option<FeedbackMemory>) {
+    /// Ends a use-case that read the store: the view becomes the memory the store
+    /// holds now whenever the use-case read it (after a commit, or after a refusal that
+    /// re-read the store), and the use-case's outcome is passed on. Every change to the
+    /// memory ends here, so what the page shows is what a reload would show.
+    fn adopt_store_memory<T, Er>(
+        &self,
+        memory: Option<FeedbackMemory>,
+        outcome: Result<T, Er>,
+    ) -> Result<T, Er> {
         if let Some(memory) = memory {
             self.memory.replace(memory);
         }
+        outcome
     }
 
     pub fn settings(&self) -> Settings {
@@ -336,7 +340,7 @@ where
             // Bookkeeping only: a failed count loses one statistic, never a lesson,
             // so it does not fail the turn.
             let revision = revise::count_applied(&self.ports.store, &applied.record.id).await;
-            let _ = self.adopt(revision);
+            let _ = self.adopt_store_memory(revision.memory, revision.outcome);
         }
         // A retry with a one-time clarification is the same question again, not a new
         // point on the learning curve.
@@ -365,7 +369,7 @@ where
             embed_question(&self.ports.store, &self.ports.embedder, &view, question).await;
         if let Some(revision) = revision {
             // Stored embeddings are a cache: a failed write costs a recomputation later.
-            let _ = self.adopt(revision);
+            let _ = self.adopt_store_memory(revision.memory, revision.outcome);
         }
         embedding.ok().flatten()
     }
@@ -397,7 +401,7 @@ where
             correction,
         )
         .await;
-        self.take_on(memory);
+        let outcome = self.adopt_store_memory(memory, outcome);
         if outcome.is_ok() {
             self.log_turn(&turn.id, TurnEventKind::Corrected).await;
         }
@@ -450,8 +454,7 @@ where
             expected_version,
         )
         .await;
-        self.take_on(memory);
-        outcome
+        self.adopt_store_memory(memory, outcome)
     }
 
     // --- Verified examples ---------------------------------------------------------
@@ -469,7 +472,7 @@ where
             turn,
         )
         .await;
-        self.take_on(memory);
+        let outcome = self.adopt_store_memory(memory, outcome);
         if outcome.is_ok() {
             self.log_turn(&turn.id, TurnEventKind::Confirmed).await;
         }
@@ -487,8 +490,7 @@ where
         let now = self.ports.clock.now();
         let (memory, outcome) =
             confirm::remove_example(&self.ports.store, &view, id, expected, now).await;
-        self.take_on(memory);
-        outcome
+        self.adopt_store_memory(memory, outcome)
     }
 
     // --- Learning curve ------------------------------------------------------------
