@@ -22,7 +22,7 @@ use crate::ports::{
 use crate::question_embedding::embed_question;
 use crate::reflect::{self, ReflectError};
 use crate::revise::{self, ReviseError};
-use crate::settings::Settings;
+use crate::settings::{SaveSettingsError, Settings};
 use crate::transfer::{self, PendingImport, TransferError};
 use crate::watched::Watched;
 use remind_core::export::Embeddings;
@@ -292,12 +292,9 @@ where
     }
 
     /// Validates and stores the settings; nothing changes when they are refused.
-    pub fn save_settings(&self, settings: Settings) -> Result<(), String> {
-        settings.validate()?;
-        self.ports
-            .settings
-            .save(&settings)
-            .map_err(|e| e.to_string())?;
+    pub fn save_settings(&self, settings: Settings) -> Result<(), SaveSettingsError> {
+        settings.validate().map_err(SaveSettingsError::Invalid)?;
+        self.ports.settings.save(&settings)?;
         *self.settings.borrow_mut() = settings;
         Ok(())
     }

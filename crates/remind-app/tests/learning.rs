@@ -506,6 +506,23 @@ fn the_prompt_carries_the_chosen_examples_right_before_the_query_and_the_breakdo
 }
 
 #[test]
+fn settings_that_cannot_be_used_are_refused_with_what_to_fix_and_change_nothing() {
+    let store = SharedStore::default();
+    let (session, _) = session(&store);
+    let before = session.settings();
+    let mut unusable = before.clone();
+    unusable.endpoint.model = "  ".into();
+
+    let refused = session.save_settings(unusable);
+
+    assert_eq!(
+        refused.unwrap_err().to_string(),
+        "the model name is empty; correct it and save again"
+    );
+    assert_eq!(session.settings(), before);
+}
+
+#[test]
 fn in_chat_mode_the_shown_prompt_is_the_messages_json_of_the_request_body() {
     let store = SharedStore::default();
     let ctx = session(&store);
