@@ -20,7 +20,7 @@ use remind_core::reflection::{
     NoProposal, REFLECTION_REPLY_TOKENS, REFLECTION_STOP_SEQUENCES, ReflectionCase, RuleProposal,
     parse_rule, reflection_prompt,
 };
-use remind_core::write_gate::{self, Durability, Origin, Refusal, StoredText};
+use remind_core::write_gate::{self, Origin, Refusal, StoredText};
 
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum ReflectError {
@@ -115,13 +115,8 @@ pub async fn accept_rule(
 ) -> (Option<FeedbackMemory>, Result<Written, ReflectError>) {
     let text = proposal.text_to_store(edited).to_string();
     // The rule is stored beside the proposal's question: both must pass the gate.
-    let admitted = write_gate::admit_text(
-        StoredText::Rule,
-        &text,
-        Origin::UserConfirmedProposal,
-        Durability::Lasting,
-    )
-    .and_then(|()| write_gate::admit_question(&proposal.question));
+    let admitted = write_gate::admit_text(StoredText::Rule, &text, Origin::UserConfirmedProposal)
+        .and_then(|()| write_gate::admit_question(&proposal.question));
     if let Err(refusal) = admitted {
         return (None, Err(refusal.into()));
     }

@@ -17,7 +17,7 @@ use crate::record::{
 };
 use crate::request_pattern::{PatternError, RequestPattern};
 use crate::verified_examples::example_key;
-use crate::write_gate::{self, Durability, Origin, Refusal, StoredText};
+use crate::write_gate::{self, Admission, Durability, Origin, Refusal, StoredText};
 
 /// What the user taught, before the memory gives it an id, a version and a place.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,14 +48,13 @@ impl Lesson {
         reach: Reach,
     ) -> Result<AdmittedCorrection, Refusal> {
         let clarification = clarification.trim();
-        match write_gate::admit(clarification, Origin::UserTyped, durability) {
-            Err(Refusal::OneTime) => {
+        match write_gate::admit(clarification, Origin::UserTyped, durability)? {
+            Admission::ThisTurnOnly => {
                 return Ok(AdmittedCorrection::ThisTurnOnly {
                     clarification: clarification.to_string(),
                 });
             }
-            Err(refusal) => return Err(refusal),
-            Ok(()) => {}
+            Admission::Lasting => {}
         }
         // A lasting lesson stores its question too (and exports it), so a key typed
         // into the question is refused here, before anything is read or written.
@@ -321,12 +320,7 @@ impl FeedbackMemory {
         let Some(current_text) = record.clarification() else {
             return Err(MemoryError::NotAClarification);
         };
-        write_gate::admit_text(
-            StoredText::EditedLesson,
-            clarification,
-            Origin::UserTyped,
-            Durability::Lasting,
-        )?;
+        write_gate::admit_text(StoredText::EditedLesson, clarification, Origin::UserTyped)?;
         if clarification == current_text {
             return Err(MemoryError::Unchanged);
         }
