@@ -13,7 +13,7 @@ use crate::ask::Turn;
 use crate::ports::{Clock, CompletionRequest, IdSource, LanguageModel, LlmError, MemoryStore};
 use crate::revise::{ReviseError, StoreChange, revise};
 use crate::settings::Settings;
-use remind_core::memory::{FeedbackMemory, Lesson, Written};
+use remind_core::memory::{FeedbackMemory, Lesson, PlannedWrite};
 use remind_core::memory_key::MemoryKey;
 use remind_core::record::{RecordKind, Source};
 use remind_core::reflection::{
@@ -112,7 +112,7 @@ pub async fn accept_rule(
     proposal: &RuleProposal,
     edited: Option<&str>,
     expected: Option<u32>,
-) -> (Option<FeedbackMemory>, Result<Written, ReflectError>) {
+) -> (Option<FeedbackMemory>, Result<PlannedWrite, ReflectError>) {
     let text = proposal.text_to_store(edited).to_string();
     // The rule is stored beside the proposal's question: both must pass the gate.
     let admitted = write_gate::admit_text(StoredText::Rule, &text, Origin::UserConfirmedProposal)

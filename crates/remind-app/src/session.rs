@@ -31,7 +31,7 @@ use remind_core::import_plan::{ImportMode, ImportPlan};
 use remind_core::learning_curve::{
     LearningCurve, QUESTIONS_PER_BUCKET, TurnEvent, TurnEventKind, TurnId, learning_curve,
 };
-use remind_core::memory::{FeedbackMemory, ScopeChange, Written};
+use remind_core::memory::{FeedbackMemory, PlannedWrite, ScopeChange};
 use remind_core::memory_key::MemoryKey;
 use remind_core::prompt::PromptTemplate;
 use remind_core::record::{MemoryRecord, Reach, RecordId};
@@ -162,7 +162,7 @@ where
         id: &RecordId,
         expected: u32,
         clarification: &str,
-    ) -> Result<Written, ReviseError> {
+    ) -> Result<PlannedWrite, ReviseError> {
         let (new_id, now) = (self.ports.ids.next_id(), self.ports.clock.now());
         let revision =
             revise::edit(&self.ports.store, id, expected, clarification, new_id, now).await;
@@ -178,7 +178,7 @@ where
         expected: u32,
         question: &str,
         change: ScopeChange,
-    ) -> Result<Written, ReviseError> {
+    ) -> Result<PlannedWrite, ReviseError> {
         let (new_id, now) = (self.ports.ids.next_id(), self.ports.clock.now());
         let revision = revise::change_scope(
             &self.ports.store,
@@ -201,7 +201,7 @@ where
         id: &RecordId,
         expected: u32,
         reach: Reach,
-    ) -> Result<Written, ReviseError> {
+    ) -> Result<PlannedWrite, ReviseError> {
         let (new_id, now) = (self.ports.ids.next_id(), self.ports.clock.now());
         let revision =
             revise::change_reach(&self.ports.store, id, expected, reach, new_id, now).await;
@@ -441,7 +441,7 @@ where
         proposal: &RuleProposal,
         edited_text: Option<String>,
         expected_version: Option<u32>,
-    ) -> Result<Written, ReflectError> {
+    ) -> Result<PlannedWrite, ReflectError> {
         let (memory, outcome) = reflect::accept_rule(
             &self.ports.store,
             &self.ports.clock,
