@@ -1,16 +1,16 @@
 //! Reads of a session's memory that only the suites need, over its one public path:
 //! the snapshot [`Session::memory`] returns, as the page reads it.
 //!
+//! [`Session::memory`]: remind_app::session::Session::memory
+//!
 //! The page derives these from its memory signal; keeping them out of `Session` keeps
 //! its API to what the page does, and the suites say what they check in one call.
 
 use std::future::Future;
 
-use remind_app::ports::{
-    Clock, EmbeddingService, IdSource, LanguageModel, MemoryStore, SettingsStore,
-};
+use crate::scripted::SessionWith;
+use remind_app::ports::EmbeddingService;
 use remind_app::revise::ReviseError;
-use remind_app::session::Session;
 use remind_app::transfer::{PendingImport, TransferError};
 use remind_core::import_plan::{ImportMode, ImportPlan};
 use remind_core::memory_key::MemoryKey;
@@ -35,12 +35,12 @@ pub trait SessionReads {
     fn undo_choices(&self, id: &RecordId) -> Vec<UndoOutcome>;
     /// The current verified examples, oldest first.
     fn verified_examples(&self) -> Vec<MemoryRecord>;
-    /// [`Session::preview_import_paced`] with no pause between slices.
+    /// `Session::preview_import_paced` with no pause between slices.
     fn preview_import<'a>(
         &'a self,
         bytes: &'a [u8],
     ) -> impl Future<Output = Result<PendingImport, TransferError>> + 'a;
-    /// [`Session::apply_import_paced`] with no pause between steps.
+    /// `Session::apply_import_paced` with no pause between steps.
     fn apply_import<'a>(
         &'a self,
         pending: &'a PendingImport,
@@ -48,15 +48,8 @@ pub trait SessionReads {
     ) -> impl Future<Output = Result<ImportPlan, ReviseError>> + 'a;
 }
 
-impl<S, L, C, I, P, E> SessionReads for Session<S, L, C, I, P, E>
-where
-    S: MemoryStore,
-    L: LanguageModel,
-    C: Clock,
-    I: IdSource,
-    P: SettingsStore,
-    E: EmbeddingService,
-{
+/// For the suites' sessions (see [`crate::scripted`]), whatever they match questions with.
+impl<E: EmbeddingService> SessionReads for SessionWith<E> {
     fn current_count(&self) -> usize {
         self.memory().current().count()
     }
