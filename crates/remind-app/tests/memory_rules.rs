@@ -212,6 +212,25 @@ fn check_5_the_assembled_prompt_carries_one_clarification_not_two() {
     assert_eq!(prompt.matches(SYNONYM).count(), 1);
 }
 
+// --- What the page hears ---------------------------------------------------------
+
+#[test]
+fn every_memory_watcher_hears_a_saved_lesson_and_none_silences_another() {
+    let session = session_over(&SharedStore::default(), "tab");
+    let (page, browser) = (
+        std::rc::Rc::new(std::cell::Cell::new(0)),
+        std::rc::Rc::new(std::cell::Cell::new(0)),
+    );
+    let heard = page.clone();
+    session.watch_memory(move |memory| heard.set(memory.current().count()));
+    let heard = browser.clone();
+    session.watch_memory(move |memory| heard.set(memory.current().count()));
+
+    teach(&session, "What is like < fast > ?", SYNONYM);
+
+    assert_eq!((page.get(), browser.get()), (1, 1));
+}
+
 // --- Versions, failures and the write gate ---------------------------------------
 
 #[test]
