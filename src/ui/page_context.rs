@@ -26,7 +26,8 @@ pub struct PageContext {
     session: StoredValue<Rc<PageSession>, LocalStorage>,
     pub turn: RwSignal<TurnState>,
     /// The session's memory: its latest snapshot, set by the session itself whenever it
-    /// takes on a new one, so every count and list derived from it stays current.
+    /// takes on a new one, so every count and list derived from it stays current. The
+    /// page's only watch of the session's memory (see [`PageContext::new`]).
     pub memory: RwSignal<Arc<FeedbackMemory>>,
     pub memory_count: Memo<usize>,
     /// Stored rows the session could not read, as of its last load.
@@ -63,11 +64,13 @@ impl Notice {
 }
 
 impl PageContext {
+    /// Watches the session's memory and unreadable rows, the one place the page does:
+    /// every view reads these signals, never the session's snapshot directly.
     pub fn new(session: Rc<PageSession>, embedder_status: RwSignal<EmbedderStatus>) -> Self {
         let memory = RwSignal::new(session.memory());
-        session.on_memory_change(move |snapshot| memory.set(snapshot));
+        session.watch_memory(move |snapshot| memory.set(snapshot));
         let unreadable = RwSignal::new(session.unreadable());
-        session.on_unreadable_change(move |rows| unreadable.set(rows));
+        session.watch_unreadable(move |rows| unreadable.set(rows));
         PageContext {
             session: StoredValue::new_local(session),
             turn: RwSignal::new(TurnState::Idle),

@@ -10,7 +10,7 @@ use thiserror::Error;
 use crate::ask::Turn;
 use crate::ports::{Clock, IdSource, MemoryStore};
 use crate::revise::{self, ReviseError, StoreChange, revise};
-use remind_core::memory::{FeedbackMemory, Lesson, Written};
+use remind_core::memory::{FeedbackMemory, Lesson, PlannedWrite};
 use remind_core::record::{MemoryRecord, RecordId, RecordKind, Timestamp};
 use remind_core::verified_examples::example_key;
 use remind_core::write_gate::Refusal;
@@ -41,7 +41,7 @@ fn non_empty(text: Option<&String>) -> Option<&str> {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Confirmed {
     /// The verified example, and the earlier example of its key it replaced.
-    pub example: Written,
+    pub example: PlannedWrite,
     /// The lessons that went with the turn by similarity alone, as they now are: they
     /// also apply to questions like this one.
     pub widened: Vec<MemoryRecord>,
@@ -82,7 +82,7 @@ pub async fn confirm_answer(
         let records = example
             .records()
             .into_iter()
-            .chain(widened.iter().flat_map(Written::records))
+            .chain(widened.iter().flat_map(PlannedWrite::records))
             .collect();
         let confirmed = Confirmed {
             example,

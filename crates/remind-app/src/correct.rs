@@ -11,7 +11,7 @@ use thiserror::Error;
 use crate::ask::Turn;
 use crate::ports::{Clock, IdSource, MemoryStore};
 use crate::revise::{ReviseError, StoreChange, revise};
-use remind_core::memory::{AdmittedCorrection, FeedbackMemory, Lesson, Written};
+use remind_core::memory::{AdmittedCorrection, FeedbackMemory, Lesson, PlannedWrite};
 use remind_core::record::{Reach, RecordId};
 use remind_core::turn::AppliedBecause;
 use remind_core::write_gate::{Durability, Refusal};
@@ -29,7 +29,7 @@ pub struct Correction {
 #[derive(Clone, Debug, PartialEq)]
 pub enum CorrectionOutcome {
     /// Stored; `written.replaced` names the lesson it superseded, if any.
-    Saved(Box<Written>),
+    Saved(Box<PlannedWrite>),
     /// "Just this once": not stored; the caller re-asks with it attached.
     ThisTurnOnly { clarification: String },
 }

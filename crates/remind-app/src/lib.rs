@@ -24,3 +24,4 @@ pub mod session;
 pub mod settings;
 pub mod status_class;
 pub mod transfer;
+pub mod watched;

@@ -13,14 +13,14 @@ use crate::ask::Turn;
 use crate::ports::{Clock, CompletionRequest, IdSource, LanguageModel, LlmError, MemoryStore};
 use crate::revise::{ReviseError, StoreChange, revise};
 use crate::settings::Settings;
-use remind_core::memory::{FeedbackMemory, Lesson, Written};
+use remind_core::memory::{FeedbackMemory, Lesson, PlannedWrite};
 use remind_core::memory_key::MemoryKey;
 use remind_core::record::{RecordKind, Source};
 use remind_core::reflection::{
     NoProposal, REFLECTION_REPLY_TOKENS, REFLECTION_STOP_SEQUENCES, ReflectionCase, RuleProposal,
     parse_rule, reflection_prompt,
 };
-use remind_core::write_gate::{self, Durability, Origin, Refusal, StoredText};
+use remind_core::write_gate::{self, Origin, Refusal, StoredText};
 
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum ReflectError {
@@ -112,16 +112,11 @@ pub async fn accept_rule(
     proposal: &RuleProposal,
     edited: Option<&str>,
     expected: Option<u32>,
-) -> (Option<FeedbackMemory>, Result<Written, ReflectError>) {
+) -> (Option<FeedbackMemory>, Result<PlannedWrite, ReflectError>) {
     let text = proposal.text_to_store(edited).to_string();
     // The rule is stored beside the proposal's question: both must pass the gate.
-    let admitted = write_gate::admit_text(
-        StoredText::Rule,
-        &text,
-        Origin::UserConfirmedProposal,
-        Durability::Lasting,
-    )
-    .and_then(|()| write_gate::admit_question(&proposal.question));
+    let admitted = write_gate::admit_text(StoredText::Rule, &text, Origin::UserConfirmedProposal)
+        .and_then(|()| write_gate::admit_question(&proposal.question));
     if let Err(refusal) = admitted {
         return (None, Err(refusal.into()));
     }

@@ -10,7 +10,7 @@ use thiserror::Error;
 
 use crate::ports::{MemoryStore, StoreError};
 use remind_core::import_plan::ImportPlanError;
-use remind_core::memory::{FeedbackMemory, MemoryError, ScopeChange, Written};
+use remind_core::memory::{FeedbackMemory, MemoryError, PlannedWrite, ScopeChange};
 use remind_core::memory_key::MemoryKey;
 use remind_core::record::{MemoryRecord, Reach, RecordId, Timestamp};
 use remind_core::withdrawal::{UndoOutcome, Undone};
@@ -102,7 +102,7 @@ pub async fn edit(
     clarification: &str,
     new_id: RecordId,
     now: Timestamp,
-) -> Revision<Written> {
+) -> Revision<PlannedWrite> {
     revise(store, |memory| {
         let written = memory.plan_edit(id, expected, clarification, new_id, now)?;
         let change = StoreChange::put(written.records());
@@ -122,7 +122,7 @@ pub async fn change_scope(
     change: ScopeChange,
     new_id: RecordId,
     now: Timestamp,
-) -> Revision<Written> {
+) -> Revision<PlannedWrite> {
     revise(store, |memory| {
         let written = memory.plan_scope_change(id, expected, question, change, new_id, now)?;
         let change = StoreChange::put(written.records());
@@ -140,7 +140,7 @@ pub async fn change_reach(
     reach: Reach,
     new_id: RecordId,
     now: Timestamp,
-) -> Revision<Written> {
+) -> Revision<PlannedWrite> {
     revise(store, |memory| {
         let written = memory.plan_reach_change(id, expected, reach, new_id, now)?;
         let change = StoreChange::put(written.records());

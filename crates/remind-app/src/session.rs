@@ -21,20 +21,20 @@ use crate::ports::{
 };
 use crate::question_embedding::embed_question;
 use crate::reflect::{self, ReflectError};
-use crate::revise::{self, ReviseError, Revision};
-use crate::settings::Settings;
+use crate::revise::{self, ReviseError};
+use crate::settings::{SaveSettingsError, Settings};
 use crate::transfer::{self, PendingImport, TransferError};
+use crate::watched::Watched;
 use remind_core::export::Embeddings;
 use remind_core::import::CheckProgress;
 use remind_core::import_plan::{ImportMode, ImportPlan};
 use remind_core::learning_curve::{
     LearningCurve, QUESTIONS_PER_BUCKET, TurnEvent, TurnEventKind, TurnId, learning_curve,
 };
-use remind_core::memory::{FeedbackMemory, ScopeChange, Written};
+use remind_core::memory::{FeedbackMemory, PlannedWrite, ScopeChange};
 use remind_core::memory_key::MemoryKey;
-use remind_core::memory_query::{self, MemoryFilter};
 use remind_core::prompt::PromptTemplate;
-use remind_core::record::{MemoryRecord, Reach, RecordId, RecordKind};
+use remind_core::record::{MemoryRecord, Reach, RecordId};
 use remind_core::reflection::{self, AcceptPreview, RuleProposal};
 use remind_core::retrieval::{HybridRetriever, LevenshteinRetriever, Retriever};
 use remind_core::stored_rows::UnreadableRecord;
@@ -53,20 +53,13 @@ pub struct Ports<S, L, C, I, P, E> {
     pub embedder: E,
 }
 
-/// Told of every new memory snapshot the session takes on.
-type MemoryListener = Box<dyn Fn(Arc<FeedbackMemory>)>;
-/// Told of the stored rows the session could not read, after every load.
-type UnreadableListener = Box<dyn Fn(Arc<Vec<UnreadableRecord>>)>;
-
 pub struct Session<S, L, C, I, P, E> {
     ports: Ports<S, L, C, I, P, E>,
-    /// A shared snapshot: readers clone the `Arc`, never the memory, and a change
-    /// replaces the snapshot whole instead of mutating what a reader holds.
-    memory: RefCell<Arc<FeedbackMemory>>,
-    memory_listener: RefCell<Option<MemoryListener>>,
+    /// The one owner of the memory as loaded: the page watches it (invariant 10)
+    /// rather than keeping a copy of its own.
+    memory: Watched<FeedbackMemory>,
     /// Rows the store holds that this Remind cannot read: kept, shown, never written.
-    unreadable: RefCell<Arc<Vec<UnreadableRecord>>>,
-    unreadable_listener: RefCell<Option<UnreadableListener>>,
+    unreadable: Watched<Vec<UnreadableRecord>>,
     settings: RefCell<Settings>,
     template: PromptTemplate,
     example_budget: ExampleBudget,
@@ -88,10 +81,8 @@ where
         let settings = ports.settings.load().unwrap_or_default();
         Session {
             ports,
-            memory: RefCell::new(Arc::new(FeedbackMemory::default())),
-            memory_listener: RefCell::new(None),
-            unreadable: RefCell::new(Arc::new(Vec::new())),
-            unreadable_listener: RefCell::new(None),
+            memory: Watched::default(),
+            unreadable: Watched::default(),
             settings: RefCell::new(settings),
             template: PromptTemplate::general(),
             example_budget: ExampleBudget::default(),
@@ -114,23 +105,21 @@ where
     /// show no memory at all.
     pub async fn load(&self) -> Result<usize, StoreError> {
         let stored = self.ports.store.load_all().await?;
-        self.take_on(Some(FeedbackMemory::from_records(stored.records)));
-        let unreadable = Arc::new(stored.unreadable);
-        *self.unreadable.borrow_mut() = unreadable.clone();
-        if let Some(listener) = self.unreadable_listener.borrow().as_ref() {
-            listener(unreadable);
-        }
-        Ok(self.current_count())
+        self.memory
+            .replace(FeedbackMemory::from_records(stored.records));
+        self.unreadable.replace(stored.unreadable);
+        Ok(self.memory.with(|memory| memory.current().count()))
     }
 
     /// The stored rows the last load could not read, with their raw text.
     pub fn unreadable(&self) -> Arc<Vec<UnreadableRecord>> {
-        self.unreadable.borrow().clone()
+        self.unreadable.get()
     }
 
-    /// Calls `listener` with the unreadable rows after every load.
-    pub fn on_unreadable_change(&self, listener: impl Fn(Arc<Vec<UnreadableRecord>>) + 'static) {
-        *self.unreadable_listener.borrow_mut() = Some(Box::new(listener));
+    /// Calls `watcher` with the unreadable rows after every load. Watchers add up: one
+    /// never replaces another.
+    pub fn watch_unreadable(&self, watcher: impl Fn(Arc<Vec<UnreadableRecord>>) + 'static) {
+        self.unreadable.watch(watcher);
     }
 
     /// Deletes unreadable rows for good (named by [`UnreadableRecord::key`]), then
@@ -143,14 +132,15 @@ where
     /// The memory as the session holds it now: a snapshot that later changes do not
     /// alter. Cheap (an `Arc` clone).
     pub fn memory(&self) -> Arc<FeedbackMemory> {
-        self.memory.borrow().clone()
+        self.memory.get()
     }
 
-    /// Calls `listener` with every new snapshot the session takes on (after a load, a
-    /// committed change, or a refusal that re-read the store). The page keeps it in
-    /// one signal, so nothing shown has to be refreshed by hand.
-    pub fn on_memory_change(&self, listener: impl Fn(Arc<FeedbackMemory>) + 'static) {
-        *self.memory_listener.borrow_mut() = Some(Box::new(listener));
+    /// Calls `watcher` with every new snapshot the session takes on (after a load, a
+    /// committed change, or a refusal that re-read the store). The page watches once
+    /// and keeps it in one signal, so nothing shown has to be refreshed by hand.
+    /// Watchers add up: one never replaces another.
+    pub fn watch_memory(&self, watcher: impl Fn(Arc<FeedbackMemory>) + 'static) {
+        self.memory.watch(watcher);
     }
 
     /// Asks the browser to keep the memory under storage pressure; says whether it
@@ -165,48 +155,6 @@ where
         self.load().await
     }
 
-    pub fn current_count(&self) -> usize {
-        self.memory.borrow().current().count()
-    }
-
-    /// The current lessons, oldest first (the default read: no history).
-    pub fn current_records(&self) -> Vec<MemoryRecord> {
-        self.memory.borrow().current().cloned().collect()
-    }
-
-    /// The memory browser's list: records matching `filter`, most recently changed
-    /// first. `MemoryFilter::default()` lists the current lessons.
-    pub fn list(&self, filter: &MemoryFilter) -> Vec<MemoryRecord> {
-        memory_query::list(&self.memory.borrow(), filter)
-            .into_iter()
-            .cloned()
-            .collect()
-    }
-
-    /// Current lessons that misfire often enough to be shown for review.
-    pub fn flagged_count(&self) -> usize {
-        memory_query::flagged_count(&self.memory.borrow())
-    }
-
-    /// Every record of a key, current and historical, oldest first.
-    pub fn history(&self, key: &MemoryKey) -> Vec<MemoryRecord> {
-        self.memory
-            .borrow()
-            .history(key)
-            .into_iter()
-            .cloned()
-            .collect()
-    }
-
-    pub fn record(&self, id: &RecordId) -> Option<MemoryRecord> {
-        self.memory.borrow().get(id).cloned()
-    }
-
-    /// The undo choices to offer for a current lesson (empty if it is not current).
-    pub fn undo_choices(&self, id: &RecordId) -> Vec<UndoOutcome> {
-        self.memory.borrow().undo_choices(id)
-    }
-
     /// Replaces a current lesson's text. `expected` is the version the user was shown
     /// (`record.version`); a stale one is refused with the current lesson in the error.
     pub async fn edit(
@@ -214,11 +162,11 @@ where
         id: &RecordId,
         expected: u32,
         clarification: &str,
-    ) -> Result<Written, ReviseError> {
+    ) -> Result<PlannedWrite, ReviseError> {
         let (new_id, now) = (self.ports.ids.next_id(), self.ports.clock.now());
         let revision =
             revise::edit(&self.ports.store, id, expected, clarification, new_id, now).await;
-        self.adopt(revision)
+        self.adopt_store_memory(revision.memory, revision.outcome)
     }
 
     /// "Not relevant here" under a turn (the applied lesson `id` at the version the turn
@@ -230,7 +178,7 @@ where
         expected: u32,
         question: &str,
         change: ScopeChange,
-    ) -> Result<Written, ReviseError> {
+    ) -> Result<PlannedWrite, ReviseError> {
         let (new_id, now) = (self.ports.ids.next_id(), self.ports.clock.now());
         let revision = revise::change_scope(
             &self.ports.store,
@@ -242,7 +190,7 @@ where
             now,
         )
         .await;
-        self.adopt(revision)
+        self.adopt_store_memory(revision.memory, revision.outcome)
     }
 
     /// Sets where a current clarification applies, from the memory browser's scope
@@ -253,11 +201,11 @@ where
         id: &RecordId,
         expected: u32,
         reach: Reach,
-    ) -> Result<Written, ReviseError> {
+    ) -> Result<PlannedWrite, ReviseError> {
         let (new_id, now) = (self.ports.ids.next_id(), self.ports.clock.now());
         let revision =
             revise::change_reach(&self.ports.store, id, expected, reach, new_id, now).await;
-        self.adopt(revision)
+        self.adopt_store_memory(revision.memory, revision.outcome)
     }
 
     /// Withdraws a current lesson: it stops applying and stays in history.
@@ -268,10 +216,11 @@ where
     ) -> Result<MemoryRecord, ReviseError> {
         let now = self.ports.clock.now();
         let revision = revise::withdraw(&self.ports.store, id, expected, now).await;
-        self.adopt(revision)
+        self.adopt_store_memory(revision.memory, revision.outcome)
     }
 
-    /// Undoes a current lesson with an outcome from [`Session::undo_choices`].
+    /// Undoes a current lesson with an outcome its undo choices offer
+    /// (`FeedbackMemory::undo_choices` on [`Session::memory`]).
     pub async fn undo(
         &self,
         id: &RecordId,
@@ -280,13 +229,14 @@ where
     ) -> Result<Undone, ReviseError> {
         let now = self.ports.clock.now();
         let revision = revise::undo(&self.ports.store, id, expected, outcome, now).await;
-        self.adopt(revision)
+        self.adopt_store_memory(revision.memory, revision.outcome)
     }
 
     /// Erases every record of a key for good; returns how many records were erased.
     pub async fn forget(&self, key: &MemoryKey) -> Result<usize, ReviseError> {
         let revision = revise::forget(&self.ports.store, key).await;
-        self.adopt(revision).map(|ids| ids.len())
+        self.adopt_store_memory(revision.memory, revision.outcome)
+            .map(|ids| ids.len())
     }
 
     /// The stored memory as the text of an export file (history included, settings
@@ -296,14 +246,10 @@ where
     }
 
     /// Validates an import file and previews it; nothing is written yet. Show
-    /// `pending.preview`, then call [`Session::apply_import`] with the chosen mode.
-    pub async fn preview_import(&self, bytes: &[u8]) -> Result<PendingImport, TransferError> {
-        transfer::preview_import(&self.ports.store, bytes, |_| std::future::ready(())).await
-    }
-
-    /// [`Session::preview_import`], awaiting `pause` between slices of records with
-    /// how far the check has come: the page yields to the browser there and shows the
-    /// progress, so a large file never freezes it.
+    /// `pending.preview`, then call [`Session::apply_import_paced`] with the chosen
+    /// mode. `pause` is awaited between slices of records with how far the check has
+    /// come: the page yields to the browser there and shows the progress, so a large
+    /// file never freezes it.
     pub async fn preview_import_paced<Paused: Future<Output = ()>>(
         &self,
         bytes: &[u8],
@@ -314,17 +260,8 @@ where
 
     /// Applies a previewed import in one store call; refused with
     /// [`ReviseError::ChangedSincePreview`] if the memory changed since the preview.
-    pub async fn apply_import(
-        &self,
-        pending: &PendingImport,
-        mode: ImportMode,
-    ) -> Result<ImportPlan, ReviseError> {
-        self.apply_import_paced(pending, mode, || std::future::ready(()))
-            .await
-    }
-
-    /// [`Session::apply_import`], awaiting `pause` between the steps of planning it:
-    /// the page yields to the browser there, so a large import never freezes it.
+    /// `pause` is awaited between the steps of planning it: the page yields to the
+    /// browser there, so a large import never freezes it.
     pub async fn apply_import_paced<Paused: Future<Output = ()>>(
         &self,
         pending: &PendingImport,
@@ -332,25 +269,22 @@ where
         pause: impl FnMut() -> Paused,
     ) -> Result<ImportPlan, ReviseError> {
         let revision = transfer::apply_import(&self.ports.store, pending, mode, pause).await;
-        self.adopt(revision)
+        self.adopt_store_memory(revision.memory, revision.outcome)
     }
 
-    /// Takes on the store's memory as a revision left it, and returns its outcome.
-    fn adopt<T>(&self, revision: Revision<T>) -> Result<T, ReviseError> {
-        self.take_on(revision.memory);
-        revision.outcome
-    }
-
-    /// Replaces the view with the memory the store holds now, when a use-case read it
-    /// (after a commit, or a refusal that re-read the store).
-    fn take_on(&self, memory: Option<FeedbackMemory>) {
-        let Some(memory) = memory else { return };
-        let snapshot = Arc::new(memory);
-        *self.memory.borrow_mut() = snapshot.clone();
-        // The borrow is released first: a listener may read the session again.
-        if let Some(listener) = self.memory_listener.borrow().as_ref() {
-            listener(snapshot);
+    /// Ends a use-case that read the store: the view becomes the memory the store
+    /// holds now whenever the use-case read it (after a commit, or after a refusal that
+    /// re-read the store), and the use-case's outcome is passed on. Every change to the
+    /// memory ends here, so what the page shows is what a reload would show.
+    fn adopt_store_memory<T, Er>(
+        &self,
+        memory: Option<FeedbackMemory>,
+        outcome: Result<T, Er>,
+    ) -> Result<T, Er> {
+        if let Some(memory) = memory {
+            self.memory.replace(memory);
         }
+        outcome
     }
 
     pub fn settings(&self) -> Settings {
@@ -358,12 +292,9 @@ where
     }
 
     /// Validates and stores the settings; nothing changes when they are refused.
-    pub fn save_settings(&self, settings: Settings) -> Result<(), String> {
-        settings.validate()?;
-        self.ports
-            .settings
-            .save(&settings)
-            .map_err(|e| e.to_string())?;
+    pub fn save_settings(&self, settings: Settings) -> Result<(), SaveSettingsError> {
+        settings.validate().map_err(SaveSettingsError::Invalid)?;
+        self.ports.settings.save(&settings)?;
         *self.settings.borrow_mut() = settings;
         Ok(())
     }
@@ -399,14 +330,14 @@ where
             question_embedding: embedding.as_deref(),
             one_time_clarification,
         };
-        let prepared = build_turn(&self.memory.borrow(), &config, &input)?;
+        let prepared = build_turn(&self.memory.get(), &config, &input)?;
         let id = TurnId(self.ports.ids.next_id().0);
         let turn = ask::send(&self.ports.llm, &settings, prepared, id).await?;
         for applied in &turn.prepared.applied {
             // Bookkeeping only: a failed count loses one statistic, never a lesson,
             // so it does not fail the turn.
             let revision = revise::count_applied(&self.ports.store, &applied.record.id).await;
-            let _ = self.adopt(revision);
+            let _ = self.adopt_store_memory(revision.memory, revision.outcome);
         }
         // A retry with a one-time clarification is the same question again, not a new
         // point on the learning curve.
@@ -435,7 +366,7 @@ where
             embed_question(&self.ports.store, &self.ports.embedder, &view, question).await;
         if let Some(revision) = revision {
             // Stored embeddings are a cache: a failed write costs a recomputation later.
-            let _ = self.adopt(revision);
+            let _ = self.adopt_store_memory(revision.memory, revision.outcome);
         }
         embedding.ok().flatten()
     }
@@ -467,7 +398,7 @@ where
             correction,
         )
         .await;
-        self.take_on(memory);
+        let outcome = self.adopt_store_memory(memory, outcome);
         if outcome.is_ok() {
             self.log_turn(&turn.id, TurnEventKind::Corrected).await;
         }
@@ -498,7 +429,7 @@ where
     /// the version to pass to [`Session::accept_rule`], and a refusal the gate would
     /// give (e.g. a secret). Pure; writes nothing.
     pub fn preview_accept(&self, proposal: &RuleProposal, edited: Option<&str>) -> AcceptPreview {
-        reflection::preview_accept(&self.memory.borrow(), proposal, edited)
+        reflection::preview_accept(&self.memory.get(), proposal, edited)
     }
 
     /// Stores the accepted rule (`edited_text` if the user changed it) as the lesson
@@ -510,7 +441,7 @@ where
         proposal: &RuleProposal,
         edited_text: Option<String>,
         expected_version: Option<u32>,
-    ) -> Result<Written, ReflectError> {
+    ) -> Result<PlannedWrite, ReflectError> {
         let (memory, outcome) = reflect::accept_rule(
             &self.ports.store,
             &self.ports.clock,
@@ -520,8 +451,7 @@ where
             expected_version,
         )
         .await;
-        self.take_on(memory);
-        outcome
+        self.adopt_store_memory(memory, outcome)
     }
 
     // --- Verified examples ---------------------------------------------------------
@@ -539,21 +469,11 @@ where
             turn,
         )
         .await;
-        self.take_on(memory);
+        let outcome = self.adopt_store_memory(memory, outcome);
         if outcome.is_ok() {
             self.log_turn(&turn.id, TurnEventKind::Confirmed).await;
         }
         outcome
-    }
-
-    /// The current verified examples, oldest first.
-    pub fn verified_examples(&self) -> Vec<MemoryRecord> {
-        self.memory
-            .borrow()
-            .current()
-            .filter(|r| matches!(r.kind, RecordKind::VerifiedExample { .. }))
-            .cloned()
-            .collect()
     }
 
     /// Withdraws a verified example (`expected`: the version shown); it stops being
@@ -567,8 +487,7 @@ where
         let now = self.ports.clock.now();
         let (memory, outcome) =
             confirm::remove_example(&self.ports.store, &view, id, expected, now).await;
-        self.take_on(memory);
-        outcome
+        self.adopt_store_memory(memory, outcome)
     }
 
     // --- Learning curve ------------------------------------------------------------

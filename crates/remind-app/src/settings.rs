@@ -4,7 +4,9 @@
 //! works with no configuration.
 
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 
+use crate::ports::StoreError;
 use remind_core::prompt::{PromptMode, TokenBudget};
 
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8081/v1";
@@ -57,6 +59,17 @@ impl Default for Settings {
             semantic_tau: DEFAULT_SEMANTIC_TAU,
         }
     }
+}
+
+/// Why settings were not saved; either way the settings in use stay as they were.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum SaveSettingsError {
+    /// A setting the page cannot use, named with what it must be.
+    #[error("{0}; correct it and save again")]
+    Invalid(String),
+    /// The browser did not keep them; the store's message says what to do.
+    #[error(transparent)]
+    NotStored(#[from] StoreError),
 }
 
 impl Settings {

@@ -5,6 +5,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use remind_test_support as support;
+use remind_test_support::session_reads::SessionReads;
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -502,6 +503,23 @@ fn the_prompt_carries_the_chosen_examples_right_before_the_query_and_the_breakdo
         "What is like < slow > ? | clarification: I want a synonym"
     );
     assert_eq!(turn.prepared.request.prompt.display_text(), *text);
+}
+
+#[test]
+fn settings_that_cannot_be_used_are_refused_with_what_to_fix_and_change_nothing() {
+    let store = SharedStore::default();
+    let (session, _) = session(&store);
+    let before = session.settings();
+    let mut unusable = before.clone();
+    unusable.endpoint.model = "  ".into();
+
+    let refused = session.save_settings(unusable);
+
+    assert_eq!(
+        refused.unwrap_err().to_string(),
+        "the model name is empty; correct it and save again"
+    );
+    assert_eq!(session.settings(), before);
 }
 
 #[test]

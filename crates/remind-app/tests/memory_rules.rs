@@ -5,6 +5,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use remind_test_support as support;
+use remind_test_support::session_reads::SessionReads;
 
 use remind_app::correct::{CorrectError, Correction, CorrectionOutcome};
 use remind_app::ports::StoreError;
@@ -209,6 +210,25 @@ fn check_5_the_assembled_prompt_carries_one_clarification_not_two() {
         "the replaced lesson is not sent"
     );
     assert_eq!(prompt.matches(SYNONYM).count(), 1);
+}
+
+// --- What the page hears ---------------------------------------------------------
+
+#[test]
+fn every_memory_watcher_hears_a_saved_lesson_and_none_silences_another() {
+    let session = session_over(&SharedStore::default(), "tab");
+    let (page, browser) = (
+        std::rc::Rc::new(std::cell::Cell::new(0)),
+        std::rc::Rc::new(std::cell::Cell::new(0)),
+    );
+    let heard = page.clone();
+    session.watch_memory(move |memory| heard.set(memory.current().count()));
+    let heard = browser.clone();
+    session.watch_memory(move |memory| heard.set(memory.current().count()));
+
+    teach(&session, "What is like < fast > ?", SYNONYM);
+
+    assert_eq!((page.get(), browser.get()), (1, 1));
 }
 
 // --- Versions, failures and the write gate ---------------------------------------

@@ -5,6 +5,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use remind_test_support as support;
+use remind_test_support::session_reads::SessionReads;
 
 use serde_json::{Value, json};
 

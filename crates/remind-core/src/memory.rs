@@ -17,7 +17,7 @@ use crate::record::{
 };
 use crate::request_pattern::{PatternError, RequestPattern};
 use crate::verified_examples::example_key;
-use crate::write_gate::{self, Durability, Origin, Refusal, StoredText};
+use crate::write_gate::{self, Admission, Durability, Origin, Refusal, StoredText};
 
 /// What the user taught, before the memory gives it an id, a version and a place.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,14 +48,13 @@ impl Lesson {
         reach: Reach,
     ) -> Result<AdmittedCorrection, Refusal> {
         let clarification = clarification.trim();
-        match write_gate::admit(clarification, Origin::UserTyped, durability) {
-            Err(Refusal::OneTime) => {
+        match write_gate::admit(clarification, Origin::UserTyped, durability)? {
+            Admission::ThisTurnOnly => {
                 return Ok(AdmittedCorrection::ThisTurnOnly {
                     clarification: clarification.to_string(),
                 });
             }
-            Err(refusal) => return Err(refusal),
-            Ok(()) => {}
+            Admission::Lasting => {}
         }
         // A lasting lesson stores its question too (and exports it), so a key typed
         // into the question is refused here, before anything is read or written.
@@ -112,10 +111,12 @@ impl Lesson {
     }
 }
 
-/// The records a write produced: the new current one, the one it replaced, and the
-/// lesson of another key that was applied to the corrected turn and misfired.
+/// The records a planned write would put into the store: the new current one, the one
+/// it replaces, and the lesson of another key that was applied to the corrected turn
+/// and misfired. Planning changes nothing; a use-case commits it in one transaction
+/// and, once the store confirmed, returns it as what was written.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Written {
+pub struct PlannedWrite {
     pub current: MemoryRecord,
     pub replaced: Option<MemoryRecord>,
     /// Only filled by a correction whose turn had lessons of *other* keys applied:
@@ -124,7 +125,7 @@ pub struct Written {
     pub misfired: Vec<MemoryRecord>,
 }
 
-impl Written {
+impl PlannedWrite {
     /// Every record this write puts into the store, in one transaction.
     pub fn records(&self) -> Vec<MemoryRecord> {
         std::iter::once(&self.current)
@@ -269,7 +270,7 @@ impl FeedbackMemory {
     /// Plans the write of a lesson as the newest word on its key, without a version
     /// check. For callers that own the memory they write to (the benchmark harness,
     /// tests); the page uses [`FeedbackMemory::plan_correction`].
-    pub fn plan_write(&self, lesson: Lesson, id: RecordId, now: Timestamp) -> Written {
+    pub fn plan_write(&self, lesson: Lesson, id: RecordId, now: Timestamp) -> PlannedWrite {
         let key = self.key_of(&lesson);
         self.supersede(key, lesson, &[], id, now, ChangeReason::Corrected)
     }
@@ -285,7 +286,7 @@ impl FeedbackMemory {
         applied: &[RecordId],
         id: RecordId,
         now: Timestamp,
-    ) -> Result<Written, MemoryError> {
+    ) -> Result<PlannedWrite, MemoryError> {
         let key = self.key_of(&lesson);
         self.check_key(&key, expected)?;
         let reason = match self.current_for(&key) {
@@ -315,18 +316,13 @@ impl FeedbackMemory {
         clarification: &str,
         new_id: RecordId,
         now: Timestamp,
-    ) -> Result<Written, MemoryError> {
+    ) -> Result<PlannedWrite, MemoryError> {
         let record = self.check_current(id, expected)?;
         let clarification = clarification.trim();
         let Some(current_text) = record.clarification() else {
             return Err(MemoryError::NotAClarification);
         };
-        write_gate::admit_text(
-            StoredText::EditedLesson,
-            clarification,
-            Origin::UserTyped,
-            Durability::Lasting,
-        )?;
+        write_gate::admit_text(StoredText::EditedLesson, clarification, Origin::UserTyped)?;
         if clarification == current_text {
             return Err(MemoryError::Unchanged);
         }
@@ -359,7 +355,7 @@ impl FeedbackMemory {
         change: ScopeChange,
         new_id: RecordId,
         now: Timestamp,
-    ) -> Result<Written, MemoryError> {
+    ) -> Result<PlannedWrite, MemoryError> {
         match change {
             ScopeChange::NotRelevantHere => {
                 self.plan_not_relevant(id, expected, question, new_id, now)
@@ -386,7 +382,7 @@ impl FeedbackMemory {
         reach: Reach,
         new_id: RecordId,
         now: Timestamp,
-    ) -> Result<Written, MemoryError> {
+    ) -> Result<PlannedWrite, MemoryError> {
         let record = self.check_current(id, expected)?;
         let RecordKind::Clarification {
             text,
@@ -440,7 +436,7 @@ impl FeedbackMemory {
         question: &str,
         new_id: RecordId,
         now: Timestamp,
-    ) -> Result<Written, MemoryError> {
+    ) -> Result<PlannedWrite, MemoryError> {
         let question = question.trim();
         write_gate::admit_question(question)?;
         let record = self.check_current(id, expected)?;
@@ -498,7 +494,7 @@ impl FeedbackMemory {
         applied: &[(RecordId, u32)],
         mut next_id: impl FnMut() -> RecordId,
         now: Timestamp,
-    ) -> Vec<Written> {
+    ) -> Vec<PlannedWrite> {
         let kind = MemoryKey::of_question(question);
         applied
             .iter()
@@ -521,7 +517,7 @@ impl FeedbackMemory {
         question: &str,
         new_id: RecordId,
         now: Timestamp,
-    ) -> Result<Written, MemoryError> {
+    ) -> Result<PlannedWrite, MemoryError> {
         let question = question.trim();
         write_gate::admit_question(question)?;
         let record = self.check_current(id, expected)?;
@@ -551,7 +547,7 @@ impl FeedbackMemory {
         question: &str,
         new_id: RecordId,
         now: Timestamp,
-    ) -> Result<Written, MemoryError> {
+    ) -> Result<PlannedWrite, MemoryError> {
         let record = self.check_current(id, expected)?;
         let not_for = record.kind.not_for();
         if !not_for.iter().any(|q| q == question) {
@@ -567,7 +563,7 @@ impl FeedbackMemory {
         not_for: Vec<String>,
         new_id: RecordId,
         now: Timestamp,
-    ) -> Written {
+    ) -> PlannedWrite {
         let kind = match &record.kind {
             RecordKind::Clarification { text, reach, .. } => RecordKind::Clarification {
                 text: text.clone(),
@@ -591,7 +587,7 @@ impl FeedbackMemory {
         lesson: Lesson,
         new_id: RecordId,
         now: Timestamp,
-    ) -> Written {
+    ) -> PlannedWrite {
         let mut written = self.supersede(
             record.key.clone(),
             lesson,
@@ -668,7 +664,7 @@ impl FeedbackMemory {
         id: RecordId,
         now: Timestamp,
         reason: ChangeReason,
-    ) -> Written {
+    ) -> PlannedWrite {
         let previous = self.current_for(&key);
         let note = ChangeNote {
             at: now,
@@ -701,7 +697,7 @@ impl FeedbackMemory {
             },
             ..p.clone()
         });
-        Written {
+        PlannedWrite {
             current,
             replaced,
             misfired: Vec::new(),
@@ -710,7 +706,7 @@ impl FeedbackMemory {
 
     /// Applies records produced by a plan (or read back from storage), replacing any
     /// stored record with the same id.
-    pub fn apply(&mut self, written: &Written) {
+    pub fn apply(&mut self, written: &PlannedWrite) {
         self.apply_records(&written.records());
     }
 
@@ -753,7 +749,13 @@ mod tests {
     use super::*;
     use crate::record::Reach;
 
-    fn write(memory: &mut FeedbackMemory, question: &str, fb: &str, id: &str, at: i64) -> Written {
+    fn write(
+        memory: &mut FeedbackMemory,
+        question: &str,
+        fb: &str,
+        id: &str,
+        at: i64,
+    ) -> PlannedWrite {
         let written = memory.plan_write(
             Lesson::user_clarification(question, fb),
             RecordId(id.into()),
@@ -770,7 +772,7 @@ mod tests {
         id: &str,
         question: &str,
         new_id: &str,
-    ) -> Written {
+    ) -> PlannedWrite {
         let current = memory.get(&RecordId(id.into())).unwrap().clone();
         let written = memory
             .plan_not_relevant(
@@ -879,7 +881,11 @@ mod tests {
         RequestPattern::parse(text).expect("a pattern")
     }
 
-    fn set_reach(memory: &FeedbackMemory, id: &str, reach: Reach) -> Result<Written, MemoryError> {
+    fn set_reach(
+        memory: &FeedbackMemory,
+        id: &str,
+        reach: Reach,
+    ) -> Result<PlannedWrite, MemoryError> {
         let current = memory.get(&RecordId(id.into())).unwrap();
         memory.plan_reach_change(
             &current.id,

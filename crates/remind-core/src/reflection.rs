@@ -14,7 +14,7 @@ use crate::memory::FeedbackMemory;
 use crate::memory_key::MemoryKey;
 use crate::prompt::{ChatMessage, ChatRole, END, PromptMode, RenderedPrompt};
 use crate::record::{MemoryRecord, RecordId};
-use crate::write_gate::{self, Durability, Origin, Refusal, StoredText};
+use crate::write_gate::{self, Origin, Refusal, StoredText};
 
 /// Where the model must stop: after the rule's `END`, or if it starts a new case.
 pub const REFLECTION_STOP_SEQUENCES: [&str; 2] = [END, "\nQuestion:"];
@@ -196,14 +196,9 @@ pub fn preview_accept(
     let replaces = memory.current_for(&proposal.key).cloned();
     AcceptPreview {
         key: proposal.key.clone(),
-        refusal: write_gate::admit_text(
-            StoredText::Rule,
-            &text,
-            Origin::UserConfirmedProposal,
-            Durability::Lasting,
-        )
-        .and_then(|()| write_gate::admit_question(&proposal.question))
-        .err(),
+        refusal: write_gate::admit_text(StoredText::Rule, &text, Origin::UserConfirmedProposal)
+            .and_then(|()| write_gate::admit_question(&proposal.question))
+            .err(),
         expected_version: replaces.as_ref().map(|r| r.version),
         replaces,
         text,

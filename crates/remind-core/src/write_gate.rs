@@ -132,8 +132,6 @@ impl fmt::Display for StoredText {
 pub enum Refusal {
     #[error("nothing to save: {0} is empty")]
     Empty(StoredText),
-    #[error("not saved: marked \"just this once\", so it applies to this question only")]
-    OneTime,
     #[error("not saved: this text came from the model's reply, not from you")]
     FromModel,
     #[error("not saved: this text came from stored memory, not from you")]
@@ -165,33 +163,37 @@ pub const MAX_CLARIFICATION_CHARS: usize = 2000;
 /// so it gets the same bound as the lesson itself.
 pub const MAX_QUESTION_CHARS: usize = 2000;
 
-/// Decides whether a clarification may be stored as a lasting memory; a refusal names
-/// the clarification. [`admit_text`] admits the other texts a record stores.
-pub fn admit(text: &str, origin: Origin, durability: Durability) -> Result<(), Refusal> {
-    admit_text(StoredText::Clarification, text, origin, durability)
+/// What the gate lets an admitted clarification become.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Kept as a lasting lesson.
+    Lasting,
+    /// "Just this once": it goes with this turn and is never stored, so neither its
+    /// length nor a secret in it matters to the memory.
+    ThisTurnOnly,
+}
+
+/// Decides what a clarification may become: a lasting lesson, or (when the user said
+/// "just this once") an instruction for this turn only. A refusal names the
+/// clarification. [`admit_text`] admits the other texts a record stores.
+pub fn admit(text: &str, origin: Origin, durability: Durability) -> Result<Admission, Refusal> {
+    match durability {
+        Durability::Lasting => {
+            admit_text(StoredText::Clarification, text, origin).map(|()| Admission::Lasting)
+        }
+        Durability::JustThisOnce => {
+            admit_author(StoredText::Clarification, text, origin)?;
+            Ok(Admission::ThisTurnOnly)
+        }
+    }
 }
 
 /// Decides whether `text`, stored as `what`, may be kept as a lasting memory: it must
-/// be the user's own (or confirmed), lasting, within `what`'s length and free of
-/// secrets. A refusal names `what`.
-pub fn admit_text(
-    what: StoredText,
-    text: &str,
-    origin: Origin,
-    durability: Durability,
-) -> Result<(), Refusal> {
+/// be the user's own (or confirmed), within `what`'s length and free of secrets. A
+/// refusal names `what`.
+pub fn admit_text(what: StoredText, text: &str, origin: Origin) -> Result<(), Refusal> {
+    admit_author(what, text, origin)?;
     let text = text.trim();
-    if text.is_empty() {
-        return Err(Refusal::Empty(what));
-    }
-    match origin {
-        Origin::ModelReply => return Err(Refusal::FromModel),
-        Origin::Retrieved => return Err(Refusal::FromRetrieval),
-        Origin::UserTyped | Origin::UserConfirmedProposal => {}
-    }
-    if durability == Durability::JustThisOnce {
-        return Err(Refusal::OneTime);
-    }
     let len = text.chars().count();
     let max = what.max_chars();
     if len > max {
@@ -207,16 +209,24 @@ pub fn admit_text(
     }
 }
 
+/// The checks even a one-time instruction passes: it says something, and the user is
+/// the one saying it (model or retrieved text never instructs on its own).
+fn admit_author(what: StoredText, text: &str, origin: Origin) -> Result<(), Refusal> {
+    if text.trim().is_empty() {
+        return Err(Refusal::Empty(what));
+    }
+    match origin {
+        Origin::ModelReply => Err(Refusal::FromModel),
+        Origin::Retrieved => Err(Refusal::FromRetrieval),
+        Origin::UserTyped | Origin::UserConfirmedProposal => Ok(()),
+    }
+}
+
 /// Decides whether the question that goes with a lasting lesson may be stored. The
 /// question is the user's own text, but it is stored and exported exactly like the
 /// lesson, so a key typed into it must be refused as firmly.
 pub fn admit_question(question: &str) -> Result<(), Refusal> {
-    admit_text(
-        StoredText::Question,
-        question,
-        Origin::UserTyped,
-        Durability::Lasting,
-    )
+    admit_text(StoredText::Question, question, Origin::UserTyped)
 }
 
 /// Decides whether a reply the model gave may be stored as a verified example. Its
@@ -236,13 +246,8 @@ pub fn admit_confirmed_reply(
         other => other,
     };
     admit_question(question)?;
-    admit_text(
-        StoredText::Understanding,
-        understanding,
-        origin,
-        Durability::Lasting,
-    )?;
-    admit_text(StoredText::Answer, answer, origin, Durability::Lasting)
+    admit_text(StoredText::Understanding, understanding, origin)?;
+    admit_text(StoredText::Answer, answer, origin)
 }
 
 #[cfg(test)]
@@ -273,7 +278,7 @@ mod tests {
                 Origin::UserTyped,
                 LASTING
             ),
-            Ok(())
+            Ok(Admission::Lasting)
         );
         assert_eq!(
             admit(
@@ -281,7 +286,7 @@ mod tests {
                 Origin::UserConfirmedProposal,
                 LASTING
             ),
-            Ok(())
+            Ok(Admission::Lasting)
         );
     }
 
@@ -293,7 +298,7 @@ mod tests {
                 Origin::UserTyped,
                 Durability::JustThisOnce
             ),
-            Err(Refusal::OneTime)
+            Ok(Admission::ThisTurnOnly)
         );
     }
 
@@ -549,15 +554,14 @@ mod tests {
             (StoredText::Question, "the question"),
         ] {
             let long = "a".repeat(what.max_chars() + 1);
-            let refusal =
-                admit_text(what, &long, Origin::UserConfirmedProposal, LASTING).unwrap_err();
+            let refusal = admit_text(what, &long, Origin::UserConfirmedProposal).unwrap_err();
             let message = refusal.to_string();
             assert!(
                 message.starts_with(&format!("not saved: {name} is limited to")),
                 "{message}"
             );
             assert_eq!(
-                admit_text(what, " ", Origin::UserTyped, LASTING)
+                admit_text(what, " ", Origin::UserTyped)
                     .unwrap_err()
                     .to_string(),
                 format!("nothing to save: {name} is empty")
@@ -568,12 +572,7 @@ mod tests {
     #[test]
     fn a_rule_or_an_edit_is_refused_as_itself_not_as_a_clarification() {
         let long = "b".repeat(MAX_CLARIFICATION_CHARS + 7);
-        let rule = admit_text(
-            StoredText::Rule,
-            &long,
-            Origin::UserConfirmedProposal,
-            LASTING,
-        );
+        let rule = admit_text(StoredText::Rule, &long, Origin::UserConfirmedProposal);
         assert!(
             matches!(
                 rule,
@@ -584,7 +583,7 @@ mod tests {
             ),
             "{rule:?}"
         );
-        let edit = admit_text(StoredText::EditedLesson, "", Origin::UserTyped, LASTING);
+        let edit = admit_text(StoredText::EditedLesson, "", Origin::UserTyped);
         assert_eq!(edit, Err(Refusal::Empty(StoredText::EditedLesson)));
     }
 
@@ -608,12 +607,7 @@ mod tests {
                 "clarification: {text}"
             );
             assert_eq!(
-                admit_text(
-                    StoredText::Rule,
-                    text,
-                    Origin::UserConfirmedProposal,
-                    LASTING
-                ),
+                admit_text(StoredText::Rule, text, Origin::UserConfirmedProposal),
                 Err(Refusal::Secret {
                     text: StoredText::Rule,
                     kind
@@ -654,7 +648,11 @@ mod tests {
             "what makes a good passphrase?",
             "explain what a recovery phrase is",
         ] {
-            assert_eq!(admit(text, Origin::UserTyped, LASTING), Ok(()), "{text}");
+            assert_eq!(
+                admit(text, Origin::UserTyped, LASTING),
+                Ok(Admission::Lasting),
+                "{text}"
+            );
             assert_eq!(admit_question(text), Ok(()), "{text}");
             assert_eq!(
                 admit_confirmed_reply(text, text, text, Origin::UserConfirmedProposal),

@@ -736,7 +736,7 @@ fn learn(
                     .plan_write(lesson, id, Timestamp(i as i64))
                     .current;
                 record.key = arm.key(&scenario.question);
-                remind_core::memory::Written {
+                remind_core::memory::PlannedWrite {
                     current: record,
                     replaced: memory.current_for(&arm.key(&scenario.question)).cloned(),
                     misfired: Vec::new(),
