@@ -926,14 +926,14 @@ mod tests {
         assert_eq!(replaced.state, RecordState::Superseded);
     }
 
-    #[test]
-    fn a_scope_can_become_every_question_and_back_and_undo_restores_the_old_one() {
+    /// A memory holding one lesson, `d`, taught on "Define entropy" for `define ___`.
+    fn define_lesson(text: &str) -> FeedbackMemory {
         let mut memory = FeedbackMemory::default();
         let first = memory.plan_write(
             Lesson {
                 question: "Define entropy".into(),
                 kind: RecordKind::clarification_for(
-                    "One line, then an example.",
+                    text,
                     Reach::QuestionsLike(vec![pattern("define ___")]),
                 ),
                 source: Source::UserStated,
@@ -942,6 +942,12 @@ mod tests {
             Timestamp(1),
         );
         memory.apply(&first);
+        memory
+    }
+
+    #[test]
+    fn a_scope_can_become_every_question_and_back_and_undo_restores_the_old_one() {
+        let mut memory = define_lesson("One line, then an example.");
         let everywhere = set_reach(&memory, "d", Reach::EveryQuestion).expect("saved");
         memory.apply(&everywhere);
         assert!(everywhere.current.kind.is_standing_preference());
@@ -968,20 +974,7 @@ mod tests {
 
     #[test]
     fn an_unchanged_scope_is_refused_as_already_applying_there() {
-        let mut memory = FeedbackMemory::default();
-        let first = memory.plan_write(
-            Lesson {
-                question: "Define entropy".into(),
-                kind: RecordKind::clarification_for(
-                    "One line.",
-                    Reach::QuestionsLike(vec![pattern("define ___")]),
-                ),
-                source: Source::UserStated,
-            },
-            RecordId("d".into()),
-            Timestamp(1),
-        );
-        memory.apply(&first);
+        let memory = define_lesson("One line.");
         let same = Reach::QuestionsLike(vec![pattern("define ___"), pattern("define ___")]);
         let refused = set_reach(&memory, "d", same).unwrap_err();
         assert_eq!(refused, MemoryError::ScopeUnchanged);
@@ -1035,8 +1028,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_verified_example_has_no_scope_to_set() {
+    /// A memory holding one verified example, `e`.
+    fn verified_example_memory() -> FeedbackMemory {
         let mut memory = FeedbackMemory::default();
         let written = memory.plan_write(
             Lesson {
@@ -1051,6 +1044,12 @@ mod tests {
             Timestamp(1),
         );
         memory.apply(&written);
+        memory
+    }
+
+    #[test]
+    fn a_verified_example_has_no_scope_to_set() {
+        let memory = verified_example_memory();
         assert_eq!(
             set_reach(&memory, "e", Reach::EveryQuestion).unwrap_err(),
             MemoryError::NotAClarification
@@ -1161,20 +1160,7 @@ mod tests {
 
     #[test]
     fn a_verified_example_is_withdrawn_not_edited() {
-        let mut memory = FeedbackMemory::default();
-        let written = memory.plan_write(
-            Lesson {
-                question: "What is like < fast > ?".into(),
-                kind: RecordKind::VerifiedExample {
-                    understanding: "the synonym for fast".into(),
-                    answer: "quick".into(),
-                },
-                source: Source::UserStated,
-            },
-            RecordId("e".into()),
-            Timestamp(1),
-        );
-        memory.apply(&written);
+        let memory = verified_example_memory();
         let edited = memory.plan_edit(
             &RecordId("e".into()),
             1,
