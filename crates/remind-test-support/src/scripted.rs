@@ -2,8 +2,6 @@
 //! a scripted model whose reply depends only on the prompt it receives, a clock and
 //! id source that count, a settings store in memory, and a store shared by sessions.
 
-#![allow(dead_code)]
-
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -28,7 +26,7 @@ use remind_core::stored_rows::StoredMemory;
 pub use futures::executor::block_on;
 
 /// The query a completion prompt ends with: the text between the last two separators.
-pub fn query_of(prompt: &RenderedPrompt) -> String {
+fn query_of(prompt: &RenderedPrompt) -> String {
     match prompt {
         RenderedPrompt::Completion(text) => {
             let parts: Vec<&str> = text.split(SEPARATOR).collect();
@@ -47,7 +45,6 @@ pub fn query_of(prompt: &RenderedPrompt) -> String {
 /// clarification it takes "like" as "sounds like"; with one, it follows its wording.
 #[derive(Default)]
 pub struct ScriptedModel {
-    pub queries: RefCell<Vec<String>>,
     /// Replies to send instead of the scripted reading, first in first out (e.g. a
     /// rule proposal, or a reply with no understanding).
     /// Shared, so a test keeps a handle after the model moved into a session.
@@ -61,32 +58,9 @@ impl ScriptedModel {
     pub fn will_reply(&self, reply: &str) {
         self.next_replies.borrow_mut().push_back(reply.to_string());
     }
-}
-
-/// The reply form a prompt asks for, read from the prompt as a model would: its
-/// examples (completion) or its instruction (chat) show labelled replies or not.
-pub fn form_of(prompt: &RenderedPrompt) -> ReplyForm {
-    let labelled = match prompt {
-        RenderedPrompt::Completion(text) => text.contains("\nAnswer: "),
-        RenderedPrompt::Chat(messages) => messages
-            .first()
-            .is_some_and(|m| m.content.contains("\"Understanding: \"")),
-    };
-    if labelled {
-        ReplyForm::Labelled
-    } else {
-        ReplyForm::Restated
-    }
-}
-
-impl ScriptedModel {
-    /// The scripted reading of `query`, in the paper's form.
-    pub fn reply_to(query: &str) -> String {
-        Self::reply_in(ReplyForm::Restated, query)
-    }
 
     /// The scripted reading of `query`, in `form`.
-    pub fn reply_in(form: ReplyForm, query: &str) -> String {
+    fn reply_in(form: ReplyForm, query: &str) -> String {
         let word = marked_word(query).unwrap_or("it");
         let clarification = query
             .split_once("| clarification:")
@@ -103,6 +77,22 @@ impl ScriptedModel {
     }
 }
 
+/// The reply form a prompt asks for, read from the prompt as a model would: its
+/// examples (completion) or its instruction (chat) show labelled replies or not.
+fn form_of(prompt: &RenderedPrompt) -> ReplyForm {
+    let labelled = match prompt {
+        RenderedPrompt::Completion(text) => text.contains("\nAnswer: "),
+        RenderedPrompt::Chat(messages) => messages
+            .first()
+            .is_some_and(|m| m.content.contains("\"Understanding: \"")),
+    };
+    if labelled {
+        ReplyForm::Labelled
+    } else {
+        ReplyForm::Restated
+    }
+}
+
 impl LanguageModel for ScriptedModel {
     async fn complete(
         &self,
@@ -111,7 +101,6 @@ impl LanguageModel for ScriptedModel {
     ) -> Result<Completion, LlmError> {
         self.requests.borrow_mut().push(request.clone());
         let query = query_of(&request.prompt);
-        self.queries.borrow_mut().push(query.clone());
         let text = self
             .next_replies
             .borrow_mut()
