@@ -24,15 +24,21 @@ pub fn decision_label(decision: Decision) -> String {
                 "not below"
             }
         ),
-        Decision::NormalisedDistance { share, limit } => format!(
-            "nearest stored question differs by {:.0}% ({} the {:.0}% limit)",
-            share * 100.0,
-            if share <= limit { "within" } else { "beyond" },
-            limit * 100.0
-        ),
         Decision::Cosine { cosine, tau } => format!(
             "most similar stored question has cosine {cosine:.3} ({} τ = {tau:.2})",
             if cosine >= tau { "at least" } else { "below" }
+        ),
+        Decision::Measured {
+            measure,
+            distance,
+            limit,
+        } => format!(
+            "nearest stored question is at {measure} {distance:.2} ({} the limit {limit:.2})",
+            if distance <= limit {
+                "within"
+            } else {
+                "beyond"
+            }
         ),
         Decision::SameRequest => "a stored question is the same request about another word".into(),
         Decision::Opposite { cosine, .. } => format!(

@@ -45,10 +45,15 @@ impl<'a> Query<'a> {
 pub enum Score {
     /// Edit distance between masked keys (smaller is closer).
     Distance(usize),
-    /// Edit distance divided by the longer key's length (smaller is closer).
-    NormalisedDistance(f32),
     /// Cosine similarity of embeddings (larger is closer).
     Cosine(f32),
+    /// A distance in a measure the core does not define, named by the retriever that
+    /// uses it (smaller is closer). Experiments try measures of their own without
+    /// the core, or the page, having to know each one.
+    Measured {
+        measure: &'static str,
+        distance: f32,
+    },
 }
 
 impl Score {
@@ -56,7 +61,7 @@ impl Score {
     pub fn value(&self) -> f32 {
         match *self {
             Score::Distance(d) => d as f32,
-            Score::NormalisedDistance(d) | Score::Cosine(d) => d,
+            Score::Cosine(d) | Score::Measured { distance: d, .. } => d,
         }
     }
 }
@@ -65,8 +70,8 @@ impl std::fmt::Display for Score {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Score::Distance(d) => write!(f, "edit distance {d}"),
-            Score::NormalisedDistance(d) => write!(f, "normalised edit distance {d:.2}"),
             Score::Cosine(c) => write!(f, "cosine {c:.3}"),
+            Score::Measured { measure, distance } => write!(f, "{measure} {distance:.2}"),
         }
     }
 }
@@ -90,10 +95,15 @@ pub enum Decision {
     NoQuestionEmbedding,
     /// Edit distance of the nearest masked key, against the exclusive limit.
     EditDistance { distance: usize, limit: usize },
-    /// Edit distance over key length, against the inclusive limit.
-    NormalisedDistance { share: f32, limit: f32 },
     /// Cosine of the most similar question, against τ.
     Cosine { cosine: f32, tau: f32 },
+    /// A distance in a measure the core does not define (see `Score::Measured`),
+    /// against the inclusive limit.
+    Measured {
+        measure: &'static str,
+        distance: f32,
+        limit: f32,
+    },
     /// A stored question is the same request about another word (same masked key).
     SameRequest,
     /// Similar enough by cosine, but one question negates the other.
@@ -105,8 +115,10 @@ impl Decision {
     pub fn attaches(self) -> bool {
         match self {
             Decision::EditDistance { distance, limit } => distance < limit,
-            Decision::NormalisedDistance { share, limit } => share <= limit,
             Decision::Cosine { cosine, tau } => cosine >= tau,
+            Decision::Measured {
+                distance, limit, ..
+            } => distance <= limit,
             Decision::SameRequest => true,
             Decision::NothingStored
             | Decision::NotConsulted
@@ -303,6 +315,23 @@ mod tests {
         let (first, found) = matches(&LevenshteinRetriever::default(), &query, &candidates, 3);
         assert!(first.best.is_some() && !first.passed());
         assert!(found.is_empty());
+    }
+
+    #[test]
+    fn a_distance_in_an_outside_measure_attaches_up_to_and_including_its_limit() {
+        let at = |distance| Decision::Measured {
+            measure: "some measure",
+            distance,
+            limit: 0.25,
+        };
+        assert!(at(0.25).attaches());
+        assert!(!at(0.26).attaches());
+        let score = Score::Measured {
+            measure: "some measure",
+            distance: 0.125,
+        };
+        assert_eq!(score.to_string(), "some measure 0.12");
+        assert_eq!(score.value(), 0.125);
     }
 }
 

@@ -6,6 +6,9 @@ use remind_core::levenshtein;
 use remind_core::record::MemoryRecord;
 use remind_core::retrieval::{Decision, Lookup, Query, Retriever, Score, Scored, nearest};
 
+/// How the core, and whoever words its decisions, names this retriever's measure.
+const MEASURE: &str = "normalised edit distance";
+
 /// Normalised edit distance on masked keys, accepted up to `max_normalised_distance`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NormalisedLevenshteinRetriever {
@@ -34,10 +37,14 @@ impl Retriever for NormalisedLevenshteinRetriever {
         Lookup {
             best: Some(Scored {
                 record: record.id.clone(),
-                score: Score::NormalisedDistance(d),
+                score: Score::Measured {
+                    measure: MEASURE,
+                    distance: d,
+                },
             }),
-            decision: Decision::NormalisedDistance {
-                share: d,
+            decision: Decision::Measured {
+                measure: MEASURE,
+                distance: d,
                 limit: self.max_normalised_distance,
             },
         }
