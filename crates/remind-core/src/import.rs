@@ -352,51 +352,12 @@ fn read_header<'file>(
     records: Option<&'file RawValue>,
     problems: &mut Problems,
 ) -> Option<ImportCheck<'file>> {
-    match object.get("format") {
-        None => {
-            problems.push(ImportError::Missing {
-                path: "format".into(),
-            });
+    let version = match check_format(&object).and_then(|()| read_version(&object)) {
+        Ok(version) => version,
+        Err(problem) => {
+            problems.push(problem);
             return None;
         }
-        Some(Value::String(format)) if format == EXPORT_FORMAT => {}
-        Some(other) => {
-            problems.push(ImportError::WrongFormat {
-                path: "format".into(),
-                found: truncated(&other.to_string()),
-            });
-            return None;
-        }
-    }
-    let version = match object.get("version") {
-        None => {
-            problems.push(ImportError::Missing {
-                path: "version".into(),
-            });
-            return None;
-        }
-        Some(value) => match value.as_u64() {
-            Some(v) if v > u64::from(EXPORT_VERSION) => {
-                problems.push(ImportError::FutureVersion {
-                    path: "version".into(),
-                    found: v,
-                    supported: EXPORT_VERSION,
-                });
-                return None;
-            }
-            Some(v) if v >= 1 => v as u32,
-            Some(_) => {
-                problems.push(ImportError::Invalid {
-                    path: "version".into(),
-                    detail: "must be 1 or more".into(),
-                });
-                return None;
-            }
-            None => {
-                problems.push(wrong_type("version", "a whole number", value));
-                return None;
-            }
-        },
     };
     let mut fields = Fields {
         object: &object,
@@ -405,21 +366,12 @@ fn read_header<'file>(
     };
     let exported_at = fields.integer("exported_at", i64::MIN, i64::MAX);
     let app_version = fields.string("app_version").map(str::to_string);
-    let items = match records {
-        None => {
-            problems.push(ImportError::Missing {
-                path: "records".into(),
-            });
+    let items = match unread_records(records) {
+        Ok(items) => Some(items),
+        Err(problem) => {
+            problems.push(problem);
             None
         }
-        Some(raw) => match serde_json::from_str::<Vec<&RawValue>>(raw.get()) {
-            Ok(items) => Some(items),
-            Err(_) => {
-                let found = serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null);
-                problems.push(wrong_type("records", "an array", &found));
-                None
-            }
-        },
     };
     Some(ImportCheck {
         version,
@@ -429,6 +381,57 @@ fn read_header<'file>(
         next: 0,
         records: Vec::new(),
         problems: std::mem::take(problems),
+    })
+}
+
+/// `format` must name a Remind export; any other file is refused by this alone.
+fn check_format(object: &Map<String, Value>) -> Result<(), ImportError> {
+    match object.get("format") {
+        None => Err(ImportError::Missing {
+            path: "format".into(),
+        }),
+        Some(Value::String(format)) if format == EXPORT_FORMAT => Ok(()),
+        Some(other) => Err(ImportError::WrongFormat {
+            path: "format".into(),
+            found: truncated(&other.to_string()),
+        }),
+    }
+}
+
+/// `version`: a whole number from 1 up to the newest this build reads; a newer one
+/// may hold fields this build would drop, so it is refused rather than guessed at.
+fn read_version(object: &Map<String, Value>) -> Result<u32, ImportError> {
+    let Some(value) = object.get("version") else {
+        return Err(ImportError::Missing {
+            path: "version".into(),
+        });
+    };
+    match value.as_u64() {
+        Some(v) if v > u64::from(EXPORT_VERSION) => Err(ImportError::FutureVersion {
+            path: "version".into(),
+            found: v,
+            supported: EXPORT_VERSION,
+        }),
+        Some(v) if v >= 1 => Ok(v as u32),
+        Some(_) => Err(ImportError::Invalid {
+            path: "version".into(),
+            detail: "must be 1 or more".into(),
+        }),
+        None => Err(wrong_type("version", "a whole number", value)),
+    }
+}
+
+/// `records`, split into each record's JSON text but not read yet (`check_next`
+/// reads them a slice at a time).
+fn unread_records(records: Option<&RawValue>) -> Result<Vec<&RawValue>, ImportError> {
+    let Some(raw) = records else {
+        return Err(ImportError::Missing {
+            path: "records".into(),
+        });
+    };
+    serde_json::from_str::<Vec<&RawValue>>(raw.get()).map_err(|_| {
+        let found = serde_json::from_str::<Value>(raw.get()).unwrap_or(Value::Null);
+        wrong_type("records", "an array", &found)
     })
 }
 
@@ -551,6 +554,8 @@ impl<'v> Fields<'v, '_> {
 
 const RECORD_FIELDS_CHECKED: &str = "the record's fields do not fit together";
 
+/// One record of the file, checked field by field so that every problem is named;
+/// `None` when it has any.
 fn read_record(item: Value, path: &str, problems: &mut Problems) -> Option<MemoryRecord> {
     let Some(object) = item.as_object() else {
         problems.push(wrong_type(path, "an object", &item));
@@ -563,14 +568,34 @@ fn read_record(item: Value, path: &str, problems: &mut Problems) -> Option<Memor
         path: path.to_string(),
         problems,
     };
+    check_lesson_fields(&mut fields);
+    check_bookkeeping_fields(&mut fields);
+    if problems.list.len() + problems.dropped > before {
+        return None;
+    }
+    decode_record(item, path, problems)
+}
+
+/// What the record teaches: its id and key, its question, its kind and texts, and
+/// where it applies.
+fn check_lesson_fields(fields: &mut Fields<'_, '_>) {
     fields.non_empty_string("id");
     // The key is not checked for secrets itself: it must equal the key of the
-    // question (checked below), so it holds nothing the question does not.
+    // question (checked in `decode_record`), so it holds nothing the question does not.
     fields.non_empty_string("key");
     if let Some(question) = fields.non_empty_string("question") {
-        check_text(&mut fields, "question", question);
+        check_text(fields, "question", question);
     }
     let kind = fields.variant::<StoredKindName>("kind");
+    check_lesson_texts(fields, kind);
+    let scope = fields.variant::<StoredScope>("scope");
+    check_exceptions(fields, kind);
+    check_patterns(fields, kind, scope);
+}
+
+/// The texts a record of `kind` stores beside its question: a clarification's words,
+/// or a verified example's understanding and answer.
+fn check_lesson_texts(fields: &mut Fields<'_, '_>, kind: Option<StoredKindName>) {
     if let Some(clarification) = fields.string("clarification") {
         // A verified example's clarification is empty on disk; a clarification with
         // no words is what the write gate refuses as "nothing to save".
@@ -581,19 +606,21 @@ fn read_record(item: Value, path: &str, problems: &mut Problems) -> Option<Memor
                 detail: "must not be empty for a clarification".into(),
             });
         } else {
-            check_text(&mut fields, "clarification", clarification);
+            check_text(fields, "clarification", clarification);
         }
     }
     if kind == Some(StoredKindName::VerifiedExample) {
         for name in ["understanding", "answer"] {
             if let Some(text) = fields.string(name) {
-                check_text(&mut fields, name, text);
+                check_text(fields, name, text);
             }
         }
     }
-    let scope = fields.variant::<StoredScope>("scope");
-    check_exceptions(&mut fields, kind);
-    check_patterns(&mut fields, kind, scope);
+}
+
+/// What the memory keeps about the record: where it came from, when, its version and
+/// links, its state, its counts, its last change and its embedding.
+fn check_bookkeeping_fields(fields: &mut Fields<'_, '_>) {
     fields.variant::<StoredSource>("source");
     fields.integer("created_at", i64::MIN, i64::MAX);
     fields.integer("version", 1, i64::from(u32::MAX));
@@ -615,10 +642,11 @@ fn read_record(item: Value, path: &str, problems: &mut Problems) -> Option<Memor
             check_vector(embedding, vector);
         }
     });
-    if problems.list.len() + problems.dropped > before {
-        return None;
-    }
-    // The checks above cover every field; this is the last word on the shape, so a
+}
+
+/// The record as the domain holds it, from an item whose fields all passed.
+fn decode_record(item: Value, path: &str, problems: &mut Problems) -> Option<MemoryRecord> {
+    // The field checks cover every field; this is the last word on the shape, so a
     // gap between them and the record type is still reported rather than let through.
     match serde_json::from_value::<StoredRecord>(item) {
         Ok(record) => {
@@ -858,11 +886,40 @@ fn check_strings(value: &Value, path: &str, problems: &mut Problems) {
     }
 }
 
+/// The history the records describe: ids unique, links that agree with each other,
+/// at most one current record per key, and no loops.
 fn check_history(
     records: &[MemoryRecord],
     name: &dyn Fn(usize) -> String,
     problems: &mut Problems,
 ) {
+    let by_id = index_ids(records, name, problems);
+    let history = History {
+        records,
+        by_id: &by_id,
+        name,
+    };
+    let mut current_of_key: HashMap<&str, usize> = HashMap::new();
+    // One record's problems together, in the order its fields are named.
+    for i in 0..records.len() {
+        let found = [
+            history.supersedes_problem(i),
+            history.superseded_by_problem(i),
+            second_current_problem(&mut current_of_key, records, i, name),
+        ];
+        for problem in found.into_iter().flatten() {
+            problems.push(problem);
+        }
+    }
+    check_cycles(records, &by_id, name, problems);
+}
+
+/// Each id's first position; a later record with the same id is a problem.
+fn index_ids<'r>(
+    records: &'r [MemoryRecord],
+    name: &dyn Fn(usize) -> String,
+    problems: &mut Problems,
+) -> HashMap<&'r RecordId, usize> {
     let mut by_id: HashMap<&RecordId, usize> = HashMap::new();
     for (i, record) in records.iter().enumerate() {
         if let Some(&first) = by_id.get(&record.id) {
@@ -875,77 +932,110 @@ fn check_history(
             by_id.insert(&record.id, i);
         }
     }
-    let find = |id: &RecordId, of: &MemoryRecord| {
-        by_id
+    by_id
+}
+
+/// The records, where each id is, and how problems name a record, for following a
+/// record's links.
+struct History<'r> {
+    records: &'r [MemoryRecord],
+    by_id: &'r HashMap<&'r RecordId, usize>,
+    name: &'r dyn Fn(usize) -> String,
+}
+
+impl<'r> History<'r> {
+    /// The record `id` names, if there is one of the same key as `of`: a link to
+    /// another key's record would join two lessons' histories.
+    fn linked(&self, id: &RecordId, of: &MemoryRecord) -> Option<(usize, &'r MemoryRecord)> {
+        self.by_id
             .get(id)
-            .map(|&j| (j, &records[j]))
+            .map(|&j| (j, &self.records[j]))
             .filter(|(_, r)| r.key == of.key)
-    };
-    let mut current_of_key: HashMap<&str, usize> = HashMap::new();
-    for (i, record) in records.iter().enumerate() {
-        // Named only when a problem is found: a file of thousands has few.
-        let path = || name(i);
-        if let Some(previous) = &record.supersedes {
-            if previous == &record.id {
-                problems.push(broken(
-                    &path(),
-                    "supersedes",
-                    "a record cannot supersede itself",
-                ));
-            } else if find(previous, record).is_none() {
-                problems.push(ImportError::MissingLink {
-                    path: format!("{}.supersedes", path()),
-                    id: truncated(&previous.0),
-                });
-            }
+    }
+
+    /// What is wrong with record `i`'s `supersedes` link, if anything.
+    fn supersedes_problem(&self, i: usize) -> Option<ImportError> {
+        let (record, name) = (&self.records[i], self.name);
+        let previous = record.supersedes.as_ref()?;
+        if previous == &record.id {
+            Some(broken(
+                &name(i),
+                "supersedes",
+                "a record cannot supersede itself",
+            ))
+        } else if self.linked(previous, record).is_none() {
+            Some(ImportError::MissingLink {
+                path: format!("{}.supersedes", name(i)),
+                id: truncated(&previous.0),
+            })
+        } else {
+            None
         }
+    }
+
+    /// What is wrong with record `i`'s `superseded_by` link given its state, if
+    /// anything: the link and the state must tell the story the successor's
+    /// `supersedes` tells.
+    fn superseded_by_problem(&self, i: usize) -> Option<ImportError> {
+        let (record, name) = (&self.records[i], self.name);
         match (&record.superseded_by, record.state) {
-            (Some(next), _) if next == &record.id => {
-                problems.push(broken(
-                    &path(),
-                    "superseded_by",
-                    "a record cannot be superseded by itself",
-                ));
-            }
-            (Some(next), state) => match find(next, record) {
-                None => problems.push(ImportError::MissingLink {
-                    path: format!("{}.superseded_by", path()),
+            (Some(next), _) if next == &record.id => Some(broken(
+                &name(i),
+                "superseded_by",
+                "a record cannot be superseded by itself",
+            )),
+            (Some(next), state) => match self.linked(next, record) {
+                None => Some(ImportError::MissingLink {
+                    path: format!("{}.superseded_by", name(i)),
                     id: truncated(&next.0),
                 }),
                 Some((j, successor)) if successor.supersedes.as_ref() != Some(&record.id) => {
-                    problems.push(broken(
-                        &path(),
+                    Some(broken(
+                        &name(i),
                         "superseded_by",
                         &format!("{} does not say it supersedes this record", name(j)),
-                    ));
+                    ))
                 }
-                Some(_) if state == RecordState::Current => problems.push(broken(
-                    &path(),
+                Some(_) if state == RecordState::Current => Some(broken(
+                    &name(i),
                     "state",
                     "a current record cannot have been superseded",
                 )),
-                Some(_) => {}
+                Some(_) => None,
             },
-            (None, RecordState::Superseded) => problems.push(broken(
-                &path(),
+            (None, RecordState::Superseded) => Some(broken(
+                &name(i),
                 "superseded_by",
                 "a superseded record must name the record that superseded it",
             )),
-            (None, _) => {}
-        }
-        if record.is_current() {
-            if let Some(&first) = current_of_key.get(record.key.as_str()) {
-                problems.push(ImportError::TwoCurrent {
-                    path: format!("{}.state", path()),
-                    key: truncated(record.key.as_str()),
-                    first: name(first),
-                });
-            } else {
-                current_of_key.insert(record.key.as_str(), i);
-            }
+            (None, _) => None,
         }
     }
-    check_cycles(records, &by_id, name, problems);
+}
+
+/// Record `i` as a second current record of its key, if it is one; otherwise notes
+/// it in `current_of_key` when it is current.
+fn second_current_problem<'r>(
+    current_of_key: &mut HashMap<&'r str, usize>,
+    records: &'r [MemoryRecord],
+    i: usize,
+    name: &dyn Fn(usize) -> String,
+) -> Option<ImportError> {
+    let record = &records[i];
+    if !record.is_current() {
+        return None;
+    }
+    match current_of_key.get(record.key.as_str()) {
+        Some(&first) => Some(ImportError::TwoCurrent {
+            path: format!("{}.state", name(i)),
+            key: truncated(record.key.as_str()),
+            first: name(first),
+        }),
+        None => {
+            current_of_key.insert(record.key.as_str(), i);
+            None
+        }
+    }
 }
 
 /// A chain of `supersedes` links must end; a loop has no first lesson. Each record
