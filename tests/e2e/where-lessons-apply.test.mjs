@@ -155,26 +155,27 @@ test('a lesson just below the threshold is offered, not sent; applying it widens
     await ask(page, 'How far is Lyon from Paris?');
     await correct(page, KM);
 
-    // A rephrasing: close in meaning, below τ, so offered and not sent.
-    await ask(page, "What's the distance between Lyon and Paris?");
+    // A rephrasing: close in meaning (cosine 0.86), below τ (0.875), so offered and
+    // not sent.
+    await ask(page, 'How far apart are Lyon and Paris?');
     assert.equal(await page.locator('#applied-memory').count(), 0, 'nothing is applied unasked');
-    assert.equal(queryFromPrompt(await lastPrompt()), "What's the distance between Lyon and Paris?", 'nor sent');
+    assert.equal(queryFromPrompt(await lastPrompt()), 'How far apart are Lyon and Paris?', 'nor sent');
     const offer = page.locator('#lesson-suggestion');
     assert.match(await offer.textContent(), /A lesson may apply here: “I always want distances in kilometres\.”.*cosine 0\.8/);
     await page.click('#suggestion-apply');
     await page.locator('#applied-memory .applied-lesson[data-because="fits-scope"]').waitFor();
-    assert.ok((await lastPrompt()).includes(`What's the distance between Lyon and Paris? | clarification: ${KM}`));
+    assert.ok((await lastPrompt()).includes(`How far apart are Lyon and Paris? | clarification: ${KM}`));
     // The request joined the scope: another pair of cities fits it at once.
-    await ask(page, "What's the distance between Berlin and Rome?");
+    await ask(page, 'How far apart are Berlin and Rome?');
     assert.deepEqual((await appliedLessons(page)).map((l) => l.because), ['fits-scope']);
     await openMemory(page);
     const item = page.locator('#memory-list .memory-item', { hasText: KM });
-    assert.match(await item.locator('.memory-scope').textContent(), /“how far is ___ from ___”, “what's the distance between ___ and ___”/);
+    assert.match(await item.locator('.memory-scope').textContent(), /“how far is ___ from ___”, “how far ___ are ___ and ___”/);
     // The scope editor lists the widened scope's patterns; only the taught question's
     // can be re-chosen word by word, and each can be removed.
     await item.locator('.memory-scope-edit').click();
     const editor = item.locator('.memory-scope-editor');
-    assert.deepEqual(await editor.locator('.memory-scope-pattern').allTextContents(), ['how far is ___ from ___', "what's the distance between ___ and ___"]);
+    assert.deepEqual(await editor.locator('.memory-scope-pattern').allTextContents(), ['how far is ___ from ___', 'how far ___ are ___ and ___']);
     assert.equal(await editor.locator('.memory-scope-change').count(), 1);
     assert.equal(await editor.locator('.memory-scope-remove').count(), 2);
     await editor.locator('.memory-scope-cancel').click();
