@@ -3,7 +3,6 @@
 //! is stored, and the page says beforehand which lesson it would replace.
 
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 
 use crate::ui::page_context::{Notice, use_page};
 use remind_core::reflection::{AcceptPreview, RuleProposal};
@@ -26,7 +25,6 @@ pub fn RuleProposalView(
 ) -> impl IntoView {
     let page = use_page();
     let draft = RwSignal::new(proposal.rule.clone());
-    let busy = RwSignal::new(false);
     let user_words = proposal.user_words.clone();
     let proposal = StoredValue::new(proposal);
 
@@ -38,19 +36,21 @@ pub fn RuleProposalView(
         move || proposal.with_value(|p| page.session().preview_accept(p, edited().as_deref()));
     let replaces = move || replaces_line(&preview());
     let refusal = move || preview().refusal.map(|r| r.to_string());
-    let on_accept = move |_| {
+    // Its pending state keeps a second click from storing the rule twice.
+    let accept = Action::new_local(move |_: &()| {
         let (chosen, text, expected) = (proposal.get_value(), edited(), preview().expected_version);
-        busy.set(true);
-        spawn_local(async move {
+        async move {
             let outcome = page.session().accept_rule(&chosen, text, expected).await;
-            busy.set(false);
             if outcome.is_ok() {
                 open.set(None);
             }
             page.report(outcome, |_| {
                 "Rule saved. It applies to similar questions from now on.".into()
             });
-        });
+        }
+    });
+    let on_accept = move |_| {
+        accept.dispatch(());
     };
     let on_reject = move |_| {
         open.set(None);
@@ -67,7 +67,7 @@ pub fn RuleProposalView(
             <p id="rule-replaces" class="status">{replaces}</p>
             <p id="rule-refusal" class="error">{refusal}</p>
             <div class="rule-actions">
-                <button id="rule-accept" type="button" prop:disabled=busy on:click=on_accept>"Accept rule"</button>
+                <button id="rule-accept" type="button" prop:disabled=accept.pending() on:click=on_accept>"Accept rule"</button>
                 <button id="rule-reject" type="button" class="secondary" on:click=on_reject>"Reject"</button>
             </div>
         </div>

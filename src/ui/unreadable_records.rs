@@ -3,7 +3,6 @@
 //! removed without the user seeing what it was.
 
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 
 use crate::ui::json_download::offer_json_download;
 use crate::ui::page_context::{Notice, use_page};
@@ -53,7 +52,6 @@ pub fn UnreadableRecords() -> impl IntoView {
 fn UnreadableRow(row: UnreadableRecord) -> impl IntoView {
     let page = use_page();
     let confirming = RwSignal::new(false);
-    let busy = RwSignal::new(false);
     let download = {
         let row = row.clone();
         move |_| {
@@ -64,19 +62,18 @@ fn UnreadableRow(row: UnreadableRecord) -> impl IntoView {
             page.memory_notice.set(Some(notice));
         }
     };
+    // Its pending state keeps a second click from deleting twice.
     let delete = {
         let key = row.key.clone();
-        move |_| {
+        Action::new_local(move |_: &()| {
             let key = key.clone();
-            busy.set(true);
-            spawn_local(async move {
+            async move {
                 let outcome = page.session().erase_unreadable(&[key]).await;
-                busy.set(false);
                 page.report(outcome, |_| {
                     "Deleted the unreadable record for good.".into()
                 });
-            });
-        }
+            }
+        })
     };
     view! {
         <li class="unreadable-record" data-key=row.key.clone()>
@@ -87,8 +84,8 @@ fn UnreadableRow(row: UnreadableRecord) -> impl IntoView {
             <Show when=move || confirming.get()>
                 <p class="unreadable-delete-confirm">
                     "Delete this record for good? It cannot be brought back. "
-                    <button type="button" class="unreadable-delete-confirm-button" prop:disabled=busy
-                        on:click=delete.clone()>"Delete for good"</button>
+                    <button type="button" class="unreadable-delete-confirm-button" prop:disabled=delete.pending()
+                        on:click=move |_| { delete.dispatch(()); }>"Delete for good"</button>
                 </p>
             </Show>
         </li>
