@@ -926,23 +926,25 @@ mod tests {
         assert_eq!(replaced.state, RecordState::Superseded);
     }
 
+    /// A memory holding `lesson` alone, as record `id`.
+    fn memory_with(lesson: Lesson, id: &str) -> FeedbackMemory {
+        let mut memory = FeedbackMemory::default();
+        let written = memory.plan_write(lesson, RecordId(id.into()), Timestamp(1));
+        memory.apply(&written);
+        memory
+    }
+
     /// A memory holding one lesson, `d`, taught on "Define entropy" for `define ___`.
     fn define_lesson(text: &str) -> FeedbackMemory {
-        let mut memory = FeedbackMemory::default();
-        let first = memory.plan_write(
-            Lesson {
-                question: "Define entropy".into(),
-                kind: RecordKind::clarification_for(
-                    text,
-                    Reach::QuestionsLike(vec![pattern("define ___")]),
-                ),
-                source: Source::UserStated,
-            },
-            RecordId("d".into()),
-            Timestamp(1),
-        );
-        memory.apply(&first);
-        memory
+        let lesson = Lesson {
+            question: "Define entropy".into(),
+            kind: RecordKind::clarification_for(
+                text,
+                Reach::QuestionsLike(vec![pattern("define ___")]),
+            ),
+            source: Source::UserStated,
+        };
+        memory_with(lesson, "d")
     }
 
     #[test]
@@ -1030,21 +1032,15 @@ mod tests {
 
     /// A memory holding one verified example, `e`.
     fn verified_example_memory() -> FeedbackMemory {
-        let mut memory = FeedbackMemory::default();
-        let written = memory.plan_write(
-            Lesson {
-                question: "What is like < fast > ?".into(),
-                kind: RecordKind::VerifiedExample {
-                    understanding: "the synonym for fast".into(),
-                    answer: "quick".into(),
-                },
-                source: Source::UserStated,
+        let example = Lesson {
+            question: "What is like < fast > ?".into(),
+            kind: RecordKind::VerifiedExample {
+                understanding: "the synonym for fast".into(),
+                answer: "quick".into(),
             },
-            RecordId("e".into()),
-            Timestamp(1),
-        );
-        memory.apply(&written);
-        memory
+            source: Source::UserStated,
+        };
+        memory_with(example, "e")
     }
 
     #[test]

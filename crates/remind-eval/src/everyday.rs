@@ -791,6 +791,14 @@ pub struct EverydayRun {
     pub answers_judged: bool,
 }
 
+/// How a report line marks a probe of the second round.
+fn round_note(round: Round) -> &'static str {
+    match round {
+        Round::First => "",
+        Round::Second => " (second round)",
+    }
+}
+
 /// An answer on one line, cut to what a report row can hold.
 fn one_line(answer: &str) -> String {
     answer
@@ -914,10 +922,7 @@ pub fn render_report(run: &EverydayRun, outcomes: &[ArmOutcome]) -> String {
     if !missed.is_empty() {
         out.push_str(&format!("\n## Where {} went wrong\n\n", last.arm.name()));
         for p in missed {
-            let round = match p.round {
-                Round::First => "",
-                Round::Second => " (second round)",
-            };
+            let round = round_note(p.round);
             let what = match (p.should_apply, p.applied_from.as_slice()) {
                 (true, _) if p.suggestion_answer == Some(SuggestionAnswer::Accepted) => {
                     "offered, accepted".to_string()
@@ -943,9 +948,10 @@ pub fn render_report(run: &EverydayRun, outcomes: &[ArmOutcome]) -> String {
         out.push_str("\n## Got the lesson, answer did not obey\n\n");
         for p in disobeyed {
             out.push_str(&format!(
-                "- {} · \"{}\": {}\n",
+                "- {} · \"{}\"{}: {}\n",
                 p.scenario,
                 p.question,
+                round_note(p.round),
                 one_line(p.answer.as_deref().unwrap_or_default())
             ));
         }
