@@ -593,13 +593,18 @@ fn the_preview_tells_new_identical_newer_older_and_conflicting_keys_apart() {
     assert!(replace.erase.contains(&RecordId("ex-here".into())));
 }
 
-#[test]
-fn a_session_imports_in_one_step_and_refuses_if_the_memory_changed_since_the_preview() {
+/// The sample memory as another browser's page exports it (embeddings omitted).
+fn sample_export() -> String {
     let source = SharedStore::default();
     let exporter = session_over(&source, "src");
     block_on(MemoryStore::write(&*source.0, sample_memory().records())).unwrap();
     block_on(exporter.reload()).unwrap();
-    let file = block_on(exporter.export_json(Embeddings::Omit)).unwrap();
+    block_on(exporter.export_json(Embeddings::Omit)).unwrap()
+}
+
+#[test]
+fn a_session_imports_in_one_step_and_refuses_if_the_memory_changed_since_the_preview() {
+    let file = sample_export();
 
     let target = SharedStore::default();
     let importer = session_over(&target, "dst");
@@ -635,11 +640,7 @@ fn a_session_imports_in_one_step_and_refuses_if_the_memory_changed_since_the_pre
 
 #[test]
 fn a_question_asked_between_preview_and_apply_does_not_void_the_preview() {
-    let source = SharedStore::default();
-    let exporter = session_over(&source, "src");
-    block_on(MemoryStore::write(&*source.0, sample_memory().records())).unwrap();
-    block_on(exporter.reload()).unwrap();
-    let file = block_on(exporter.export_json(Embeddings::Omit)).unwrap();
+    let file = sample_export();
 
     // The target already holds the same memory, so asking applies one of its lessons.
     let target = SharedStore::default();
@@ -674,11 +675,7 @@ fn a_question_asked_between_preview_and_apply_does_not_void_the_preview() {
 
 #[test]
 fn a_write_between_planning_an_import_and_its_write_step_refuses_it_and_writes_nothing() {
-    let source = SharedStore::default();
-    let exporter = session_over(&source, "src");
-    block_on(MemoryStore::write(&*source.0, sample_memory().records())).unwrap();
-    block_on(exporter.reload()).unwrap();
-    let file = block_on(exporter.export_json(Embeddings::Omit)).unwrap();
+    let file = sample_export();
 
     let target = SharedStore::default();
     let importer = session_over(&target, "dst");

@@ -413,16 +413,12 @@ impl FeedbackMemory {
         if reach == *reach_now {
             return Err(MemoryError::ScopeUnchanged);
         }
-        let lesson = Lesson {
-            question: record.question.clone(),
-            kind: RecordKind::Clarification {
-                text: text.clone(),
-                reach,
-                not_for: not_for.clone(),
-            },
-            source: record.source,
+        let kind = RecordKind::Clarification {
+            text: text.clone(),
+            reach,
+            not_for: not_for.clone(),
         };
-        Ok(self.plan_where_it_applies(record, lesson, new_id, now))
+        Ok(self.plan_where_it_applies(record, kind, new_id, now))
     }
 
     /// Plans widening the current clarification `id` (at version `expected`) to
@@ -470,16 +466,12 @@ impl FeedbackMemory {
         if reach == *reach_now && not_for.len() == record.kind.not_for().len() {
             return Err(MemoryError::AlreadyApplies);
         }
-        let lesson = Lesson {
-            question: record.question.clone(),
-            kind: RecordKind::Clarification {
-                text: text.clone(),
-                reach,
-                not_for,
-            },
-            source: record.source,
+        let kind = RecordKind::Clarification {
+            text: text.clone(),
+            reach,
+            not_for,
         };
-        Ok(self.plan_where_it_applies(record, lesson, new_id, now))
+        Ok(self.plan_where_it_applies(record, kind, new_id, now))
     }
 
     /// Plans what "This is right" teaches the lessons that went with the confirmed turn
@@ -572,22 +564,23 @@ impl FeedbackMemory {
             },
             example @ RecordKind::VerifiedExample { .. } => example.clone(),
         };
+        self.plan_where_it_applies(record, kind, new_id, now)
+    }
+
+    /// A new version of `record` that differs only in where it applies: `kind`, the
+    /// same lesson with another scope or other exceptions.
+    fn plan_where_it_applies(
+        &self,
+        record: &MemoryRecord,
+        kind: RecordKind,
+        new_id: RecordId,
+        now: Timestamp,
+    ) -> PlannedWrite {
         let lesson = Lesson {
             question: record.question.clone(),
             kind,
             source: record.source,
         };
-        self.plan_where_it_applies(record, lesson, new_id, now)
-    }
-
-    /// A new version of `record` that differs only in where it applies.
-    fn plan_where_it_applies(
-        &self,
-        record: &MemoryRecord,
-        lesson: Lesson,
-        new_id: RecordId,
-        now: Timestamp,
-    ) -> PlannedWrite {
         let mut written = self.supersede(
             record.key.clone(),
             lesson,

@@ -14,14 +14,9 @@ use std::fmt;
 use thiserror::Error;
 
 use crate::memory_key::{MASK, MemoryKey};
-use framing_words::{LEADING_DETERMINERS, QUESTION_WORDS, frames_a_request, is_closed_class};
-
-/// Words that may sit between a question word and what it asks about ("how *is* the
-/// ...", "what *does* a ...").
-const AUXILIARIES: &[&str] = &[
-    "is", "are", "was", "were", "do", "does", "did", "can", "could", "will", "would", "should",
-    "has", "have", "had",
-];
+use framing_words::{
+    AUXILIARIES, LEADING_DETERMINERS, QUESTION_WORDS, frames_a_request, is_closed_class,
+};
 
 /// How a slot is written in the pattern's text form (stored, exported, shown).
 pub const SLOT: &str = "___";

@@ -385,7 +385,7 @@ pub fn replay_arm(
             .iter()
             .map(|s| (s.question.clone(), s.id.clone()))
             .collect(),
-        feedback: 0,
+        feedback: FeedbackIds::default(),
         embed,
         ask,
     };
@@ -421,6 +421,29 @@ pub fn replay_arm(
     })
 }
 
+/// Ids and times of the records the simulated user's feedback writes, one after
+/// another, after every time the learning pass used.
+#[derive(Default)]
+struct FeedbackIds {
+    written: usize,
+}
+
+impl FeedbackIds {
+    /// The time the next record is written at.
+    fn now(&self) -> Timestamp {
+        Timestamp(2_000_000 + self.written as i64)
+    }
+
+    fn next(&mut self) -> (RecordId, Timestamp) {
+        let next = (
+            RecordId(format!("everyday-feedback-{}", self.written)),
+            self.now(),
+        );
+        self.written += 1;
+        next
+    }
+}
+
 /// One arm's memory as the simulated user asks and answers suggestions.
 struct Replay<'r, 'c, 'a> {
     arm: EverydayArm,
@@ -429,8 +452,8 @@ struct Replay<'r, 'c, 'a> {
     no_memory: &'r TurnConfig<'c>,
     /// Each scenario's id by the question its lesson was taught on.
     scenario_of: HashMap<String, String>,
-    /// Suggestions answered so far: ids and times of the records they write.
-    feedback: usize,
+    /// Ids and times for the records the simulated user's answers write.
+    feedback: FeedbackIds,
     embed: &'r mut dyn FnMut(&str) -> Result<Vec<f32>, EmbedError>,
     ask: Option<AskEndpoint<'a>>,
 }
@@ -514,16 +537,12 @@ impl Replay<'_, '_, '_> {
             && own_lesson_applied
             && obeyed != Some(false)
             && {
-                let now = Timestamp(2_000_000 + self.feedback as i64);
+                let now = self.feedback.now();
                 let feedback = &mut self.feedback;
                 let widened = self.memory.plan_confirmed_here(
                     &probe.question,
                     &prepared.applied_by_similarity(),
-                    || {
-                        let id = RecordId(format!("everyday-feedback-{feedback}"));
-                        *feedback += 1;
-                        id
-                    },
+                    || feedback.next().0,
                     now,
                 );
                 widened.iter().for_each(|w| self.memory.apply(w));
@@ -569,9 +588,7 @@ impl Replay<'_, '_, '_> {
         ) else {
             return Ok(false);
         };
-        let id = RecordId(format!("everyday-feedback-{}", self.feedback));
-        let now = Timestamp(2_000_000 + self.feedback as i64);
-        self.feedback += 1;
+        let (id, now) = self.feedback.next();
         let seen = self.memory.current_version(&lesson.key());
         let Ok(mut written) = self.memory.plan_correction(lesson, seen, &[], id, now) else {
             return Ok(false);
@@ -599,9 +616,7 @@ impl Replay<'_, '_, '_> {
         } else {
             (SuggestionAnswer::Declined, ScopeChange::NotRelevantHere)
         };
-        let id = RecordId(format!("everyday-feedback-{}", self.feedback));
-        let now = Timestamp(2_000_000 + self.feedback as i64);
-        self.feedback += 1;
+        let (id, now) = self.feedback.next();
         // The page shows a refusal and changes nothing; so does the replay.
         if let Ok(written) =
             self.memory

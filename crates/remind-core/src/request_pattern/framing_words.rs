@@ -25,6 +25,15 @@ pub const QUESTION_WORDS: &[&str] = &[
     "where", "where's", "why", "why's",
 ];
 
+/// Words that may sit between a question word and what it asks about ("how *is* the
+/// ...", "what *does* a ...").
+#[rustfmt::skip]
+pub const AUXILIARIES: &[&str] = &[
+    "is", "are", "was", "were", "do", "does", "did", "can", "could", "will", "would", "should",
+    "has", "have", "had",
+];
+
+/// English's closed classes but for the question words, which [`QUESTION_WORDS`] holds.
 #[rustfmt::skip]
 const CLOSED_CLASS: &[&str] = &[
     // articles, determiners, quantifiers
@@ -55,9 +64,6 @@ const CLOSED_CLASS: &[&str] = &[
     // adverbs and particles that shape a request
     "not", "very", "too", "also", "just", "only", "please", "again", "really", "ever",
     "always", "never", "usually", "often",
-    // question words
-    "how", "what", "what's", "whats", "which", "who", "who's", "whom", "whose", "when",
-    "when's", "where", "where's", "why", "why's",
 ];
 
 /// How people ask an assistant for something, whatever it is about.
@@ -84,5 +90,5 @@ pub fn frames_a_request(word: &str) -> bool {
 
 /// Whether `word` is one of English's closed classes: it carries no content.
 pub fn is_closed_class(word: &str) -> bool {
-    CLOSED_CLASS.contains(&word)
+    CLOSED_CLASS.contains(&word) || QUESTION_WORDS.contains(&word)
 }
