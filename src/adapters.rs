@@ -5,6 +5,7 @@ pub mod browser_clock;
 pub mod http_llm;
 pub mod idb_store;
 pub mod leave_guard;
+pub mod local_conversations;
 pub mod local_settings;
 pub mod tab_broadcast;
 pub mod worker_embedder;

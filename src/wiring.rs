@@ -8,16 +8,20 @@ use std::rc::Rc;
 use crate::adapters::browser_clock::{BrowserClock, RandomIds};
 use crate::adapters::http_llm::HttpLanguageModel;
 use crate::adapters::idb_store::IdbStore;
+use crate::adapters::local_conversations::LocalConversations;
 use crate::adapters::local_settings::LocalSettings;
 use crate::adapters::tab_broadcast::TabBroadcast;
 use crate::adapters::worker_embedder::{ModelFiles, WorkerEmbedder};
 use remind_app::announced_store::AnnouncedStore;
+use remind_app::conversation::ConversationKeeper;
 use remind_app::ports::EmbedderStatus;
 use remind_app::session::{Ports, Session};
 
 pub type PageStore = AnnouncedStore<IdbStore, TabBroadcast>;
 pub type PageSession =
     Session<PageStore, HttpLanguageModel, BrowserClock, RandomIds, LocalSettings, WorkerEmbedder>;
+
+pub type PageConversations = ConversationKeeper<LocalConversations, BrowserClock>;
 
 /// The SHA-256 pins of the embedder's files; the model's names its embeddings.
 const EMBEDDER_PINS: &str = include_str!("../scripts/embedder.sha256");
@@ -53,6 +57,11 @@ pub fn page_session(on_embedder_status: impl Fn(&EmbedderStatus) + 'static) -> R
         settings: LocalSettings,
         embedder: WorkerEmbedder::start(&files, on_embedder_status),
     }))
+}
+
+/// The conversations the page keeps between visits.
+pub fn page_conversations() -> Rc<PageConversations> {
+    Rc::new(ConversationKeeper::new(LocalConversations, BrowserClock))
 }
 
 /// Calls `on_change` when another tab of this browser changed the memory.

@@ -4,17 +4,17 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::ui::ask_form::AskForm;
-use crate::ui::correction_form::CorrectionForm;
+use crate::ui::conversation_bar::ConversationBar;
+use crate::ui::conversation_view::ConversationView;
 use crate::ui::embedder_status::EmbedderStatusLine;
 use crate::ui::learning_chart::LearningChart;
 use crate::ui::memory_browser::MemoryBrowser;
 use crate::ui::memory_notice::MemoryNotice;
 use crate::ui::page_context::{PageContext, use_page};
-use crate::ui::reply_view::ReplyView;
 use crate::ui::settings_panel::SettingsPanel;
 use crate::ui::storage_status::StorageStatus;
 use crate::ui::transfer_panel::TransferPanel;
-use crate::wiring::{on_other_tab_change, page_session};
+use crate::wiring::{on_other_tab_change, page_conversations, page_session};
 use remind_app::ports::EmbedderStatus;
 
 #[component]
@@ -22,8 +22,9 @@ pub fn App() -> impl IntoView {
     let embedder_status = RwSignal::new(EmbedderStatus::Off);
     let session = page_session(move |status| embedder_status.set(status.clone()));
     embedder_status.set(session.embedder_status());
-    let page = PageContext::new(session, embedder_status);
+    let page = PageContext::new(session, page_conversations(), embedder_status);
     provide_context(page);
+    page.show_kept_conversation();
     spawn_local(async move { page.reload_memory().await });
     on_other_tab_change(move || spawn_local(async move { page.reload_memory().await }));
     view! {
@@ -33,10 +34,10 @@ pub fn App() -> impl IntoView {
             <MemoryBadge/>
         </header>
         <main>
+            <ConversationBar/>
+            <ConversationView/>
             <AskForm/>
             <EmbedderStatusLine/>
-            <ReplyView/>
-            <CorrectionForm/>
             <MemoryNotice/>
             <MemoryBrowser/>
             <LearningChart/>

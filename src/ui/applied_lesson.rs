@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::ui::lesson_chip::LessonLink;
 use crate::ui::page_context::use_page;
 use crate::ui::record_labels::applied_because_label;
 use remind_app::ask::AppliedMemory;
@@ -63,7 +64,7 @@ pub fn AppliedLesson(applied: AppliedMemory, question: String) -> impl IntoView 
     let can_mark = move || matches!(mark.get(), MarkState::Unmarked | MarkState::Failed(_));
     view! {
         <li class="applied-lesson" data-because=because_tag data-score=score_attribute>
-            <span class="applied-clarification">{applied.record.clarification().unwrap_or_default().to_string()}</span>
+            <LessonLink id=applied.record.id.clone() text=applied.record.clarification().unwrap_or_default().to_string()/>
             <span class="applied-source">" (taught on: “" {applied.record.question} "”; " {because} ")"</span>
             <Show when=can_mark>
                 <button type="button" class="applied-not-relevant secondary" on:click=on_not_relevant.clone()>

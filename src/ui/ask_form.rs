@@ -1,46 +1,51 @@
-//! The question box: sends a question through the session and records the outcome.
+//! The question box under the conversation: Enter asks, the question becomes the
+//! conversation's next turn, and the box is ready for the next one at once.
 
 use leptos::ev::SubmitEvent;
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 
-use crate::ui::page_context::{TurnState, use_page};
+use crate::ui::page_context::{AskKind, use_page};
 
 #[component]
 pub fn AskForm() -> impl IntoView {
     let page = use_page();
     let question = RwSignal::new(String::new());
-    let asking = move || page.turn.get() == TurnState::Asking;
-    let status = move || if asking() { "Asking…" } else { "" };
+    let ask = Action::new_local(move |text: &String| {
+        let text = text.clone();
+        async move { page.ask(text, AskKind::WithMemory).await }
+    });
+    let status = move || if page.asking.get() { "Asking…" } else { "" };
+    let placeholder = move || {
+        if page.temporary.get() {
+            "Ask without memory (temporary)…"
+        } else {
+            "What is like < fast > ?"
+        }
+    };
     let on_submit = move |ev: SubmitEvent| {
         ev.prevent_default();
-        if asking() {
+        let text = question.get_untracked();
+        if page.asking.get_untracked() || text.trim().is_empty() {
             return;
         }
-        let text = question.get_untracked();
-        page.turn.set(TurnState::Asking);
-        let session = page.session();
-        spawn_local(async move {
-            let state = match session.ask(&text).await {
-                Ok(turn) => TurnState::Answered(Box::new(turn)),
-                Err(e) => TurnState::Failed(e.to_string()),
-            };
-            page.turn.set(state);
-        });
+        question.set(String::new());
+        ask.dispatch(text);
     };
     view! {
-        <form class="ask" on:submit=on_submit>
+        <form class="ask" on:submit=on_submit data-temporary=move || page.temporary.get().to_string()>
             <label for="ask-input">"Ask"</label>
             <input
                 id="ask-input"
                 type="text"
                 autocomplete="off"
-                placeholder="What is like < fast > ?"
+                aria-describedby="ask-shortcuts"
+                placeholder=placeholder
                 prop:value=question
                 on:input=move |ev| question.set(event_target_value(&ev))
             />
-            <button id="ask-submit" type="submit" prop:disabled=asking>"Ask"</button>
-            <span id="turn-status" class="status">{status}</span>
+            <button id="ask-submit" type="submit" prop:disabled=move || page.asking.get()>"Ask"</button>
+            <p id="ask-shortcuts" class="hint">"Enter asks. Tab reaches each turn's controls."</p>
+            <span id="turn-status" class="status" role="status">{status}</span>
         </form>
     }
 }

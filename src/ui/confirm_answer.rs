@@ -4,26 +4,31 @@
 
 use leptos::prelude::*;
 
+use crate::ui::turn_place::turn_element_id;
+
 use crate::ui::page_context::use_page;
-use remind_app::ask::Turn;
+use crate::ui::turn_source::TurnSource;
 use remind_app::confirm::Confirmed;
 
 #[component]
-pub fn ConfirmAnswer(turn: Turn) -> impl IntoView {
+pub fn ConfirmAnswer(source: TurnSource) -> impl IntoView {
     let page = use_page();
-    let turn = StoredValue::new(turn);
+    let source = StoredValue::new(source);
     // Its pending state keeps a second click from confirming twice; the outcome goes
     // to the memory notice like every other change to memory.
     let confirm = Action::new_local(move |_: &()| {
-        let turn = turn.get_value();
+        let source = source.get_value();
         async move {
-            let outcome = page.session().confirm_answer(&turn).await;
-            page.report(outcome, confirmed_notice);
+            let session = page.session();
+            match source.resolve(&session).await {
+                Ok(turn) => page.report(session.confirm_answer(&turn).await, confirmed_notice),
+                Err(error) => page.report(Err::<Confirmed, _>(error), confirmed_notice),
+            }
         }
     });
     view! {
         <button
-            id="confirm-answer"
+            id=turn_element_id("confirm-answer")
             type="button"
             class="secondary"
             prop:disabled=confirm.pending()

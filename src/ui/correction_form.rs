@@ -5,14 +5,16 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::ui::correction_scope::{Scope, ScopeChoice};
-use crate::ui::page_context::{TurnState, use_page};
+use crate::ui::page_context::{AskKind, use_page};
 use crate::ui::rule_proposal::RuleProposalView;
 use crate::ui::scope_editor::ScopeEditor;
+use crate::ui::turn_place::turn_element_id;
+use crate::ui::turn_source::TurnSource;
 use remind_app::correct::{CorrectError, CorrectionOutcome};
 use remind_app::revise::ReviseError;
 use remind_core::memory::MemoryError;
 use remind_core::reflection::RuleProposal;
-use remind_core::request_pattern::{RequestPattern, ScopeWord};
+use remind_core::request_pattern::RequestPattern;
 
 /// The state of the last save, mirrored in `data-state` for tests and styling.
 #[derive(Clone, Debug, PartialEq)]
@@ -20,6 +22,8 @@ enum SaveState {
     Idle,
     Pending,
     Saved(String),
+    /// A clarification for that turn only: nothing stored, the question asked again.
+    AskedAgain,
     Error(String),
 }
 
@@ -29,6 +33,7 @@ impl SaveState {
             SaveState::Idle => "idle",
             SaveState::Pending => "pending",
             SaveState::Saved(_) => "saved",
+            SaveState::AskedAgain => "asked-again",
             SaveState::Error(_) => "error",
         }
     }
@@ -37,6 +42,9 @@ impl SaveState {
         match self {
             SaveState::Idle => String::new(),
             SaveState::Pending => "Saving…".into(),
+            SaveState::AskedAgain => {
+                "Not stored: asked again below with your clarification, for that turn only.".into()
+            }
             SaveState::Saved(m) | SaveState::Error(m) => m.clone(),
         }
     }
@@ -53,41 +61,25 @@ fn correction_error_text(error: &CorrectError) -> String {
     }
 }
 
+/// "Not what I meant" under one turn: its form, its scope and its status are the
+/// turn's own, so a correction of an earlier turn never touches a later one.
 #[component]
-pub fn CorrectionForm() -> impl IntoView {
+pub fn CorrectionForm(source: TurnSource) -> impl IntoView {
     let page = use_page();
     let open = RwSignal::new(false);
     let text = RwSignal::new(String::new());
     let scope = RwSignal::new(Scope::QuestionsLikeThisOne);
-    let words = RwSignal::new(Vec::<ScopeWord>::new());
+    let words = RwSignal::new(RequestPattern::proposed_for(source.question()));
     let save = RwSignal::new(SaveState::Idle);
     let proposal = RwSignal::new(None::<RuleProposal>);
-    let answered = move || matches!(page.turn.get(), TurnState::Answered(_));
-
-    // A new question closes the form and clears its last status: a "Saved" or a
-    // refusal belongs to the turn it was about. Where the next correction applies is
-    // chosen afresh, so an "every question" choice never carries over unseen.
-    Effect::new(move |_| {
-        if !answered() {
-            open.set(false);
-            proposal.set(None);
-            save.set(SaveState::Idle);
-            scope.set(Scope::QuestionsLikeThisOne);
-        }
-    });
+    let source = StoredValue::new(source);
 
     let on_open = move |_| {
-        if let Some(turn) = page.answered_turn() {
-            words.set(RequestPattern::proposed_for(&turn.prepared.question));
-        }
         open.set(true);
         save.set(SaveState::Idle);
     };
     let on_submit = move |ev: SubmitEvent| {
         ev.prevent_default();
-        let Some(turn) = page.answered_turn() else {
-            return;
-        };
         let chosen = scope.get_untracked();
         let correction = match chosen.correction(text.get_untracked(), &words.get_untracked()) {
             Ok(correction) => correction,
@@ -97,25 +89,26 @@ pub fn CorrectionForm() -> impl IntoView {
             }
         };
         save.set(SaveState::Pending);
-        let session = page.session();
+        let (session, source) = (page.session(), source.get_value());
         spawn_local(async move {
-            match session.correct(&turn, correction).await {
+            let outcome = match source.resolve(&session).await {
+                Ok(turn) => session.correct(&turn, correction).await,
+                Err(e) => {
+                    save.set(SaveState::Error(format!("Not saved: {e}")));
+                    return;
+                }
+            };
+            match outcome {
                 Ok(CorrectionOutcome::Saved(written)) => {
                     let note = chosen.saved_note(written.replaced.is_some());
                     save.set(SaveState::Saved(note.into()));
                     text.set(String::new());
                 }
                 Ok(CorrectionOutcome::ThisTurnOnly { clarification }) => {
-                    save.set(SaveState::Idle);
-                    page.turn.set(TurnState::Asking);
-                    let state = match session
-                        .ask_with(&turn.prepared.question, Some(&clarification))
-                        .await
-                    {
-                        Ok(turn) => TurnState::Answered(Box::new(turn)),
-                        Err(e) => TurnState::Failed(e.to_string()),
-                    };
-                    page.turn.set(state);
+                    save.set(SaveState::AskedAgain);
+                    open.set(false);
+                    let kind = AskKind::WithClarificationForThisTurn(clarification);
+                    page.ask(source.question().to_string(), kind).await;
                 }
                 Err(e) => {
                     save.set(SaveState::Error(correction_error_text(&e)));
@@ -127,18 +120,23 @@ pub fn CorrectionForm() -> impl IntoView {
     // Reflection: the model turns the user's words into a general rule; nothing is
     // stored until the user accepts it in the proposal view.
     let on_propose = move |_| {
-        let Some(turn) = page.answered_turn() else {
-            return;
-        };
         let words = text.get_untracked();
         save.set(SaveState::Pending);
+        let (session, source) = (page.session(), source.get_value());
         spawn_local(async move {
-            match page.session().propose_rule(&turn, &words).await {
+            let proposed = match source.resolve(&session).await {
+                Ok(turn) => session
+                    .propose_rule(&turn, &words)
+                    .await
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            match proposed {
                 Ok(proposed) => {
                     save.set(SaveState::Idle);
                     proposal.set(Some(proposed));
                 }
-                Err(e) => save.set(SaveState::Error(e.to_string())),
+                Err(e) => save.set(SaveState::Error(e)),
             }
         });
     };
@@ -150,19 +148,19 @@ pub fn CorrectionForm() -> impl IntoView {
 
     let status_tag = move || save.get().tag();
     let status_text = move || save.get().message();
-    let show_button = move || answered() && !open.get();
-    let show_form = move || answered() && open.get();
     let saving = move || save.get() == SaveState::Pending;
+    let input_id = turn_element_id("clarification-input");
     view! {
         <section class="correction">
-            <Show when=show_button>
-                <button id="not-what-i-meant" type="button" on:click=on_open>"Not what I meant"</button>
+            <Show when=move || !open.get()>
+                <button id=turn_element_id("not-what-i-meant") class="not-what-i-meant" type="button" on:click=on_open>"Not what I meant"</button>
             </Show>
-            <Show when=show_form>
+            <Show when=move || open.get()>
                 <form on:submit=on_submit>
-                    <label for="clarification-input">"What did you mean?"</label>
+                    <label for=input_id>"What did you mean?"</label>
                     <textarea
-                        id="clarification-input"
+                        id=input_id
+                        class="clarification-input"
                         rows="2"
                         placeholder="when I ask for like, I want a synonym."
                         prop:value=text
@@ -170,23 +168,23 @@ pub fn CorrectionForm() -> impl IntoView {
                     ></textarea>
                     <fieldset class="scope">
                         <legend>"Apply it to"</legend>
-                        <ScopeChoice id="clarification-reach-similar" name="clarification-scope" label=Scope::QuestionsLikeThisOne.label() value=Scope::QuestionsLikeThisOne scope/>
+                        <ScopeChoice id=turn_element_id("clarification-reach-similar") name=turn_element_id("clarification-scope").get_untracked() label=Scope::QuestionsLikeThisOne.label() value=Scope::QuestionsLikeThisOne scope/>
                         <Show when=move || scope.get() == Scope::QuestionsLikeThisOne>
-                            <ScopeEditor words id="scope"/>
+                            <ScopeEditor words id=turn_element_id("scope")/>
                         </Show>
-                        <ScopeChoice id="clarification-reach-every" name="clarification-scope" label=Scope::EveryQuestion.label() value=Scope::EveryQuestion scope/>
-                        <ScopeChoice id="clarification-once" name="clarification-scope" label=Scope::JustThisOnce.label() value=Scope::JustThisOnce scope/>
+                        <ScopeChoice id=turn_element_id("clarification-reach-every") name=turn_element_id("clarification-scope").get_untracked() label=Scope::EveryQuestion.label() value=Scope::EveryQuestion scope/>
+                        <ScopeChoice id=turn_element_id("clarification-once") name=turn_element_id("clarification-scope").get_untracked() label=Scope::JustThisOnce.label() value=Scope::JustThisOnce scope/>
                     </fieldset>
                     <div class="correction-actions">
-                        <button id="clarification-save" type="submit" prop:disabled=saving>"Save"</button>
-                        <button id="propose-rule" type="button" class="secondary" prop:disabled=saving on:click=on_propose>
+                        <button id=turn_element_id("clarification-save") type="submit" prop:disabled=saving>"Save"</button>
+                        <button id=turn_element_id("propose-rule") type="button" class="secondary" prop:disabled=saving on:click=on_propose>
                             "Suggest a general rule from this"
                         </button>
                     </div>
                 </form>
             </Show>
             {proposal_view}
-            <p id="clarification-status" class="status" data-state=status_tag>{status_text}</p>
+            <p id=turn_element_id("clarification-status") class="status clarification-status" role="status" data-state=status_tag>{status_text}</p>
         </section>
     }
 }

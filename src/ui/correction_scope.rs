@@ -62,7 +62,7 @@ impl Scope {
 /// have no `id` (several lessons' editors may be open) and are found by `class`.
 #[component]
 pub fn ScopeChoice<T>(
-    #[prop(optional)] id: Option<&'static str>,
+    #[prop(optional, into)] id: Option<Signal<String>>,
     #[prop(optional)] class: Option<&'static str>,
     #[prop(into)] name: String,
     label: &'static str,
@@ -75,7 +75,7 @@ where
     view! {
         <label class="scope-choice">
             <input
-                id=id
+                id=move || id.map(|id| id.get())
                 class=class
                 type="radio"
                 name=name

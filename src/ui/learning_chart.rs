@@ -46,7 +46,7 @@ pub fn LearningChart() -> impl IntoView {
     // snapshot; either may have appended to the turn log, so the curve is read again.
     let curve = LocalResource::new(move || {
         page.memory.track();
-        page.turn.track();
+        page.asking.track();
         let session = page.session();
         async move { session.learning_curve().await.map_err(|e| e.to_string()) }
     });

@@ -4,7 +4,9 @@
 
 use leptos::prelude::*;
 
-use crate::ui::page_context::{TurnState, use_page};
+use crate::ui::turn_place::turn_element_id;
+
+use crate::ui::page_context::{AskKind, use_page};
 use remind_core::memory::ScopeChange;
 use remind_core::turn::Suggestion;
 
@@ -24,12 +26,7 @@ pub fn LessonSuggestion(suggestion: Suggestion, question: String) -> impl IntoVi
                 .await
                 .map_err(|e| e.to_string())?;
             if change == ScopeChange::AppliesHereToo {
-                page.turn.set(TurnState::Asking);
-                let state = match session.ask(&question).await {
-                    Ok(turn) => TurnState::Answered(Box::new(turn)),
-                    Err(e) => TurnState::Failed(e.to_string()),
-                };
-                page.turn.set(state);
+                page.ask(question, AskKind::WithMemory).await;
             }
             Ok::<_, String>(change)
         }
@@ -50,7 +47,7 @@ pub fn LessonSuggestion(suggestion: Suggestion, question: String) -> impl IntoVi
     };
     let answered = move || matches!(answer.value().get(), Some(Ok(_)));
     view! {
-        <aside id="lesson-suggestion" class="suggestion" data-score=suggestion.score.value().to_string()>
+        <aside id=turn_element_id("lesson-suggestion") class="suggestion" data-score=suggestion.score.value().to_string()>
             <p>
                 "A lesson may apply here: “"
                 <span class="suggestion-clarification">{record.clarification().unwrap_or_default().to_string()}</span>
@@ -60,7 +57,7 @@ pub fn LessonSuggestion(suggestion: Suggestion, question: String) -> impl IntoVi
             <Show when=move || !answered()>
                 <div class="suggestion-actions">
                     <button
-                        id="suggestion-apply"
+                        id=turn_element_id("suggestion-apply")
                         type="button"
                         prop:disabled=pending
                         on:click=move |_| { answer.dispatch(ScopeChange::AppliesHereToo); }
@@ -68,7 +65,7 @@ pub fn LessonSuggestion(suggestion: Suggestion, question: String) -> impl IntoVi
                         "Apply it and ask again"
                     </button>
                     <button
-                        id="suggestion-decline"
+                        id=turn_element_id("suggestion-decline")
                         type="button"
                         class="secondary"
                         prop:disabled=pending

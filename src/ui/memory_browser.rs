@@ -14,6 +14,21 @@ use crate::ui::unreadable_records::UnreadableRecords;
 use remind_core::memory_query::{self, KindFilter, MemoryFilter, StateFilter};
 use remind_core::record::MemoryRecord;
 
+/// Scrolls the memory browser's item for lesson `id` into view and focuses it, so a
+/// keyboard or screen-reader user lands where the chip pointed.
+fn show_lesson_item(id: &str) {
+    let Some(document) = web_sys::window().and_then(|window| window.document()) else {
+        return;
+    };
+    let selector = format!(".memory-item[data-id=\"{}\"]", id.replace('"', ""));
+    if let Ok(Some(item)) = document.query_selector(&selector) {
+        item.scroll_into_view();
+        if let Ok(item) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(item) {
+            let _ = item.focus();
+        }
+    }
+}
+
 /// Lessons drawn at first, and added by each "Show more".
 const PAGE_SIZE: usize = 100;
 
@@ -65,6 +80,26 @@ pub fn MemoryBrowser() -> impl IntoView {
         0 => String::new(),
         n => format!(" ({n} to review)"),
     };
+    // A chip under an answer asks for one lesson: the browser opens on it alone,
+    // whatever its state, and brings it into view with the focus on it.
+    let open = RwSignal::new(false);
+    Effect::new(move |_| {
+        let Some(id) = page.shown_lesson.get() else {
+            return;
+        };
+        let record = page
+            .memory
+            .with_untracked(|memory| memory.get(&id).cloned());
+        if let Some(record) = record {
+            text.set(record.kind.text());
+            kind.set(KindFilter::Any);
+            state.set(StateFilter::Any);
+            flagged_only.set(false);
+        }
+        open.set(true);
+        request_animation_frame(move || show_lesson_item(&id.0));
+        page.shown_lesson.set(None);
+    });
     let empty = move || records.with(Vec::is_empty);
     let kind_options = KindFilter::NAMES
         .values()
@@ -78,7 +113,8 @@ pub fn MemoryBrowser() -> impl IntoView {
         .collect_view();
 
     view! {
-        <details class="memory-browser" id="memory-browser">
+        <details class="memory-browser" id="memory-browser" prop:open=open
+            on:toggle=move |ev| open.set(event_target::<web_sys::HtmlDetailsElement>(&ev).open())>
             <summary>"Memory"
                 <span class="flagged-count" data-count=flagged>{flagged_text}</span>
             </summary>

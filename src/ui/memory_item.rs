@@ -140,7 +140,7 @@ pub fn MemoryItem(record: MemoryRecord) -> impl IntoView {
         .collect_view();
 
     view! {
-        <li class="memory-item" data-id=record.id.0.clone() data-state=state_label(record.state)
+        <li class="memory-item" tabindex="-1" data-id=record.id.0.clone() data-state=state_label(record.state)
             data-flagged=move || flagged().to_string()>
             <p class="memory-question">{record.question.clone()}</p>
             <p class="memory-clarification">{record.clarification().unwrap_or_default().to_string()}</p>

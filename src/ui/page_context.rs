@@ -1,30 +1,67 @@
-//! What every component shares: the session, its memory as one signal, and the state
-//! of the current turn.
+//! What every component shares: the session, its memory as one signal, and the
+//! conversation, each turn with a state of its own.
 
 use std::rc::Rc;
 use std::sync::Arc;
 
 use leptos::prelude::*;
 
-use crate::wiring::PageSession;
+use crate::ui::record_labels::applied_because_label;
+use crate::wiring::{PageConversations, PageSession};
 use remind_app::ask::Turn;
+use remind_app::conversation::{ConversationError, Conversations, SavedTurn};
 use remind_app::ports::EmbedderStatus;
 use remind_core::memory::FeedbackMemory;
+use remind_core::record::RecordId;
 use remind_core::stored_rows::UnreadableRecord;
 
-/// Where the current question stands.
+/// Where one turn of the conversation stands.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TurnState {
-    Idle,
     Asking,
     Answered(Box<Turn>),
+    /// Kept from an earlier visit: shown as it was, made whole again when the user
+    /// corrects or confirms it.
+    Restored(Box<SavedTurn>),
     Failed(String),
+}
+
+/// One turn of the conversation in view.
+#[derive(Clone, Debug)]
+pub struct ConversationEntry {
+    /// Names the turn in the page (its element ids, the keyed list).
+    pub key: u64,
+    pub question: String,
+    /// Asked in a temporary conversation: memory was not read, and nothing about this
+    /// turn may be written.
+    pub temporary: bool,
+    pub state: RwSignal<TurnState>,
+}
+
+/// How a question is asked.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AskKind {
+    /// With the stored lessons that fit it.
+    WithMemory,
+    /// Again, with the user's clarification for this turn in place of stored lessons.
+    WithClarificationForThisTurn(String),
 }
 
 #[derive(Clone, Copy)]
 pub struct PageContext {
     session: StoredValue<Rc<PageSession>, LocalStorage>,
-    pub turn: RwSignal<TurnState>,
+    conversations: StoredValue<Rc<PageConversations>, LocalStorage>,
+    /// The conversation in view, oldest turn first.
+    pub conversation: RwSignal<Vec<ConversationEntry>>,
+    /// The conversations set aside by "new conversation", newest first.
+    pub earlier_conversations: RwSignal<Vec<Vec<SavedTurn>>>,
+    /// Set when the conversation log could not be read or written.
+    pub conversation_error: RwSignal<Option<String>>,
+    /// A temporary conversation is in view: memory is not read and nothing is kept.
+    pub temporary: RwSignal<bool>,
+    /// Whether the latest turn is still waiting for its reply.
+    pub asking: Memo<bool>,
+    next_entry_key: StoredValue<u64>,
     /// The session's memory: its latest snapshot, set by the session itself whenever it
     /// takes on a new one, so every count and list derived from it stays current. The
     /// page's only watch of the session's memory (see [`PageContext::new`]).
@@ -38,6 +75,8 @@ pub struct PageContext {
     pub memory_notice: RwSignal<Option<Notice>>,
     /// Where the embedding model stands, as the embedder last reported.
     pub embedder_status: RwSignal<EmbedderStatus>,
+    /// The lesson a chip under an answer asked the memory browser to show.
+    pub shown_lesson: RwSignal<Option<RecordId>>,
 }
 
 /// A one-line outcome shown to the user; errors are styled and announced as alerts.
@@ -66,20 +105,39 @@ impl Notice {
 impl PageContext {
     /// Watches the session's memory and unreadable rows, the one place the page does:
     /// every view reads these signals, never the session's snapshot directly.
-    pub fn new(session: Rc<PageSession>, embedder_status: RwSignal<EmbedderStatus>) -> Self {
+    pub fn new(
+        session: Rc<PageSession>,
+        conversations: Rc<PageConversations>,
+        embedder_status: RwSignal<EmbedderStatus>,
+    ) -> Self {
         let memory = RwSignal::new(session.memory());
         session.watch_memory(move |snapshot| memory.set(snapshot));
         let unreadable = RwSignal::new(session.unreadable());
         session.watch_unreadable(move |rows| unreadable.set(rows));
+        let conversation = RwSignal::new(Vec::<ConversationEntry>::new());
+        let asking = Memo::new(move |_| {
+            conversation.with(|entries| {
+                entries
+                    .last()
+                    .is_some_and(|entry| entry.state.get() == TurnState::Asking)
+            })
+        });
         PageContext {
             session: StoredValue::new_local(session),
-            turn: RwSignal::new(TurnState::Idle),
+            conversations: StoredValue::new_local(conversations),
+            conversation,
+            earlier_conversations: RwSignal::new(Vec::new()),
+            conversation_error: RwSignal::new(None),
+            temporary: RwSignal::new(false),
+            asking,
+            next_entry_key: StoredValue::new(0),
             memory,
             memory_count: Memo::new(move |_| memory.with(|m| m.current().count())),
             unreadable,
             memory_error: RwSignal::new(None),
             memory_notice: RwSignal::new(None),
             embedder_status,
+            shown_lesson: RwSignal::new(None),
         }
     }
 
@@ -109,10 +167,117 @@ impl PageContext {
         self.session.get_value()
     }
 
-    pub fn answered_turn(&self) -> Option<Turn> {
-        match self.turn.get() {
-            TurnState::Answered(turn) => Some(*turn),
-            _ => None,
+    /// Shows the kept conversation, as the log holds it (on load, and after another
+    /// tab's change is not needed: each tab keeps its own view until reloaded).
+    pub fn show_kept_conversation(&self) {
+        let loaded = self.conversations.get_value().load();
+        self.show_conversations(loaded);
+    }
+
+    /// Asks `question` as a new turn at the end of the conversation; returns once the
+    /// turn has its reply or its error. A turn of a conversation that is not temporary
+    /// is kept in the log once answered.
+    pub async fn ask(&self, question: String, kind: AskKind) {
+        let temporary = self.temporary.get_untracked();
+        let state = RwSignal::new(TurnState::Asking);
+        let key = self.next_entry_key.get_value();
+        self.next_entry_key.set_value(key + 1);
+        self.conversation.update(|entries| {
+            entries.push(ConversationEntry {
+                key,
+                question: question.clone(),
+                temporary,
+                state,
+            })
+        });
+        let session = self.session();
+        let outcome = match (&kind, temporary) {
+            (_, true) => session.ask_temporarily(&question).await,
+            (AskKind::WithMemory, false) => session.ask(&question).await,
+            (AskKind::WithClarificationForThisTurn(clarification), false) => {
+                session.ask_with(&question, Some(clarification)).await
+            }
+        };
+        match outcome {
+            Ok(turn) => {
+                if !temporary {
+                    let kept = self
+                        .conversations
+                        .get_value()
+                        .keep(&turn, applied_because_label);
+                    self.conversation_error
+                        .set(kept.err().map(|error| error.to_string()));
+                }
+                state.set(TurnState::Answered(Box::new(turn)));
+            }
+            Err(error) => state.set(TurnState::Failed(error.to_string())),
+        }
+    }
+
+    /// "New conversation": the one in view is set aside, to be reopened later. Leaving
+    /// a temporary conversation discards it.
+    pub fn start_new_conversation(&self) {
+        if self.temporary.get_untracked() {
+            self.temporary.set(false);
+            self.conversation.set(Vec::new());
+            return;
+        }
+        let started = self.conversations.get_value().start_afresh();
+        self.show_conversations(started);
+    }
+
+    /// "Clear": the conversation in view is erased from this device.
+    pub fn clear_conversation(&self) {
+        if self.temporary.get_untracked() {
+            self.conversation.set(Vec::new());
+            return;
+        }
+        let cleared = self.conversations.get_value().clear();
+        self.show_conversations(cleared);
+    }
+
+    /// Brings an earlier conversation (newest first) back into view.
+    pub fn reopen_conversation(&self, index: usize) {
+        self.temporary.set(false);
+        let reopened = self.conversations.get_value().reopen(index);
+        self.show_conversations(reopened);
+    }
+
+    /// Switches a temporary conversation on (an empty one in view, the kept one left
+    /// as it is) or off (the kept conversation back in view).
+    pub fn set_temporary(&self, on: bool) {
+        self.temporary.set(on);
+        if on {
+            self.conversation.set(Vec::new());
+        } else {
+            self.show_kept_conversation();
+        }
+    }
+
+    fn show_conversations(&self, outcome: Result<Conversations, ConversationError>) {
+        match outcome {
+            Ok(conversations) => {
+                let entries = conversations
+                    .current
+                    .into_iter()
+                    .map(|saved| self.restored_entry(saved))
+                    .collect();
+                self.conversation.set(entries);
+                self.earlier_conversations.set(conversations.earlier);
+                self.conversation_error.set(None);
+            }
+            Err(error) => self.conversation_error.set(Some(error.to_string())),
+        }
+    }
+
+    fn restored_entry(&self, saved: SavedTurn) -> ConversationEntry {
+        let key = self.next_entry_key.get_value();
+        self.next_entry_key.set_value(key + 1);
+        ConversationEntry {
+            key,
+            question: saved.question.clone(),
+            temporary: false,
+            state: RwSignal::new(TurnState::Restored(Box::new(saved))),
         }
     }
 }

@@ -3,6 +3,8 @@
 //! clarifications with why each was attached.
 
 use leptos::prelude::*;
+
+use crate::ui::turn_place::turn_element_id;
 use leptos::task::spawn_local;
 
 use crate::ui::page_context::use_page;
@@ -48,7 +50,7 @@ pub fn PromptPanel(turn: Turn) -> impl IntoView {
             "{} more “every question” lessons were left out: at most {STANDING_PREFERENCES_PER_TURN} go with a turn, the most recently changed.",
             breakdown.standing_left_out
         );
-        view! { <p id="prompt-standing-left-out">{text}</p> }
+        view! { <p id=turn_element_id("prompt-standing-left-out")>{text}</p> }
     });
     let none_attached = breakdown.clarifications.is_empty().then_some(" none");
     let examples = breakdown
@@ -57,15 +59,15 @@ pub fn PromptPanel(turn: Turn) -> impl IntoView {
         .map(|chosen| view! { <UsedExample chosen/> })
         .collect_view();
     view! {
-        <details class="prompt-panel" id="prompt-panel">
+        <details class="prompt-panel" id=turn_element_id("prompt-panel")>
             <summary>"Show prompt"</summary>
             <p>{base}</p>
             <p>"Attached clarifications:" {none_attached}</p>
-            <ul id="prompt-clarifications">{clarifications}</ul>
+            <ul id=turn_element_id("prompt-clarifications")>{clarifications}</ul>
             {standing_left_out}
             <p>"Verified examples used:"</p>
-            <ul id="prompt-examples">{examples}</ul>
-            <pre id="prompt-sent">{sent}</pre>
+            <ul id=turn_element_id("prompt-examples")>{examples}</ul>
+            <pre id=turn_element_id("prompt-sent")>{sent}</pre>
         </details>
     }
 }

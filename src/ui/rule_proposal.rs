@@ -4,6 +4,8 @@
 
 use leptos::prelude::*;
 
+use crate::ui::turn_place::turn_element_id;
+
 use crate::ui::page_context::{Notice, use_page};
 use remind_core::reflection::{AcceptPreview, RuleProposal};
 
@@ -59,16 +61,16 @@ pub fn RuleProposalView(
     };
 
     view! {
-        <div class="rule-proposal" id="rule-proposal">
-            <p>"Your words: " <q id="rule-user-words">{user_words}</q></p>
-            <label for="rule-text">"Proposed general rule (edit it if you like)"</label>
-            <textarea id="rule-text" rows="2" prop:value=draft
+        <div class="rule-proposal" id=turn_element_id("rule-proposal")>
+            <p>"Your words: " <q id=turn_element_id("rule-user-words")>{user_words}</q></p>
+            <label for=turn_element_id("rule-text")>"Proposed general rule (edit it if you like)"</label>
+            <textarea id=turn_element_id("rule-text") rows="2" prop:value=draft
                 on:input=move |ev| draft.set(event_target_value(&ev))></textarea>
-            <p id="rule-replaces" class="status">{replaces}</p>
-            <p id="rule-refusal" class="error">{refusal}</p>
+            <p id=turn_element_id("rule-replaces") class="status">{replaces}</p>
+            <p id=turn_element_id("rule-refusal") class="error">{refusal}</p>
             <div class="rule-actions">
-                <button id="rule-accept" type="button" prop:disabled=accept.pending() on:click=on_accept>"Accept rule"</button>
-                <button id="rule-reject" type="button" class="secondary" on:click=on_reject>"Reject"</button>
+                <button id=turn_element_id("rule-accept") type="button" prop:disabled=accept.pending() on:click=on_accept>"Accept rule"</button>
+                <button id=turn_element_id("rule-reject") type="button" class="secondary" on:click=on_reject>"Reject"</button>
             </div>
         </div>
     }

@@ -17,10 +17,10 @@ pub fn chosen_pattern(words: &[ScopeWord]) -> Result<RequestPattern, String> {
 #[component]
 pub fn ScopeEditor(
     words: RwSignal<Vec<ScopeWord>>,
-    #[prop(optional)] id: Option<&'static str>,
+    #[prop(optional, into)] id: Option<Signal<String>>,
 ) -> impl IntoView {
-    let words_id = id.map(|id| format!("{id}-words"));
-    let pattern_id = id.map(|id| format!("{id}-pattern"));
+    let words_id = move || id.map(|id| format!("{}-words", id.get()));
+    let pattern_id = move || id.map(|id| format!("{}-pattern", id.get()));
     let toggle = move |index: usize| {
         words.update(|words| {
             if let Some(word) = words.get_mut(index) {

@@ -9,6 +9,7 @@
 pub mod announced_store;
 pub mod ask;
 pub mod confirm;
+pub mod conversation;
 pub mod correct;
 pub mod deadline;
 pub mod failure_text;

@@ -14,10 +14,11 @@ use std::sync::Arc;
 
 use crate::ask::{self, AskError, Turn};
 use crate::confirm::{self, Confirmed, ExampleError};
+use crate::conversation::SavedTurn;
 use crate::correct::{self, CorrectError, Correction, CorrectionOutcome};
 use crate::ports::{
-    Clock, EmbedderStatus, EmbeddingService, IdSource, LanguageModel, MemoryStore, SettingsStore,
-    StoreError,
+    Clock, Completion, EmbedderStatus, EmbeddingService, IdSource, LanguageModel, MemoryStore,
+    SettingsStore, StoreError,
 };
 use crate::question_embedding::embed_question;
 use crate::reflect::{self, ReflectError};
@@ -38,7 +39,7 @@ use remind_core::record::{MemoryRecord, Reach, RecordId};
 use remind_core::reflection::{self, AcceptPreview, RuleProposal};
 use remind_core::retrieval::{HybridRetriever, LevenshteinRetriever, Retriever};
 use remind_core::stored_rows::UnreadableRecord;
-use remind_core::turn::{TurnInput, build_turn};
+use remind_core::turn::{ExampleSelection, LessonMatching, PreparedTurn, TurnInput, build_turn};
 use remind_core::verified_examples::ExampleBudget;
 use remind_core::withdrawal::{UndoOutcome, Undone};
 
@@ -51,6 +52,18 @@ pub struct Ports<S, L, C, I, P, E> {
     pub settings: P,
     /// Sentence embeddings for semantic retrieval; `NoEmbeddings` for wording only.
     pub embedder: E,
+}
+
+/// Whether a turn reads the memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MemoryUse<'a> {
+    /// Lessons and examples as the settings choose, or a one-time clarification in
+    /// place of the stored lessons.
+    Read {
+        one_time_clarification: Option<&'a str>,
+    },
+    /// A temporary conversation: the question as asked.
+    None,
 }
 
 pub struct Session<S, L, C, I, P, E> {
@@ -310,29 +323,11 @@ where
         question: &str,
         one_time_clarification: Option<&str>,
     ) -> Result<Turn, AskError> {
-        let settings = self.settings();
-        let embedding = self.question_embedding(question).await;
-        // The hybrid retriever while the embedder is ready; by wording otherwise.
-        let retriever: Box<dyn Retriever> = match embedding {
-            Some(_) => Box::new(HybridRetriever {
-                tau: settings.semantic_tau,
-            }),
-            None => Box::new(LevenshteinRetriever::default()),
-        };
-        let config = ask::page_turn_config(
-            &settings,
-            &self.template,
-            retriever.as_ref(),
-            self.example_budget,
-        );
-        let input = TurnInput {
-            question,
-            question_embedding: embedding.as_deref(),
+        let memory_use = MemoryUse::Read {
             one_time_clarification,
         };
-        let prepared = build_turn(&self.memory.get(), &config, &input)?;
-        let id = TurnId(self.ports.ids.next_id().0);
-        let turn = ask::send(&self.ports.llm, &settings, prepared, id).await?;
+        let (prepared, id) = self.prepare(question, memory_use).await?;
+        let turn = ask::send(&self.ports.llm, &self.settings(), prepared, id).await?;
         for applied in &turn.prepared.applied {
             // Bookkeeping only: a failed count loses one statistic, never a lesson,
             // so it does not fail the turn.
@@ -350,6 +345,75 @@ where
             self.log_turn(&turn.id, asked).await;
         }
         Ok(turn)
+    }
+
+    /// A temporary conversation's turn: no lesson or example is read, and nothing is
+    /// written (no count, no turn log); the question goes to the model as asked.
+    pub async fn ask_temporarily(&self, question: &str) -> Result<Turn, AskError> {
+        let (prepared, id) = self.prepare(question, MemoryUse::None).await?;
+        ask::send(&self.ports.llm, &self.settings(), prepared, id).await
+    }
+
+    /// A turn kept from an earlier visit, made whole again so it can be corrected or
+    /// confirmed: its question is prepared against the memory as it is now (a lesson
+    /// it had may since have been replaced) and paired with the reply it got then.
+    /// Nothing is sent and nothing is written.
+    pub async fn resume_turn(&self, saved: &SavedTurn) -> Result<Turn, AskError> {
+        let memory_use = MemoryUse::Read {
+            one_time_clarification: saved.one_time.as_deref(),
+        };
+        let (prepared, _) = self.prepare(&saved.question, memory_use).await?;
+        Ok(Turn {
+            id: saved.id.clone(),
+            prepared,
+            completion: Completion {
+                text: saved.completion.clone(),
+                stopped: false,
+            },
+            reply: saved.reply.clone(),
+        })
+    }
+
+    /// The turn as it would be sent now, and a fresh id for it.
+    async fn prepare(
+        &self,
+        question: &str,
+        memory_use: MemoryUse<'_>,
+    ) -> Result<(PreparedTurn, TurnId), AskError> {
+        let settings = self.settings();
+        let (embedding, one_time_clarification) = match memory_use {
+            MemoryUse::Read {
+                one_time_clarification,
+            } => (
+                self.question_embedding(question).await,
+                one_time_clarification,
+            ),
+            MemoryUse::None => (None, None),
+        };
+        // The hybrid retriever while the embedder is ready; by wording otherwise.
+        let retriever: Box<dyn Retriever> = match embedding {
+            Some(_) => Box::new(HybridRetriever {
+                tau: settings.semantic_tau,
+            }),
+            None => Box::new(LevenshteinRetriever::default()),
+        };
+        let mut config = ask::page_turn_config(
+            &settings,
+            &self.template,
+            retriever.as_ref(),
+            self.example_budget,
+        );
+        if memory_use == MemoryUse::None {
+            config.lessons = LessonMatching::Off;
+            config.examples = ExampleSelection::None;
+        }
+        let input = TurnInput {
+            question,
+            question_embedding: embedding.as_deref(),
+            one_time_clarification,
+        };
+        let prepared = build_turn(&self.memory.get(), &config, &input)?;
+        Ok((prepared, TurnId(self.ports.ids.next_id().0)))
     }
 
     /// Where the embedding model stands (the page shows it beside the ask form).

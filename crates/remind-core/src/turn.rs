@@ -162,6 +162,15 @@ impl PreparedTurn {
             .map(|a| (a.record.id.clone(), a.record.version))
             .collect()
     }
+
+    /// The user's clarification for this turn only, when the turn carries one.
+    pub fn one_time_clarification(&self) -> Option<&str> {
+        self.breakdown
+            .clarifications
+            .iter()
+            .find(|c| c.origin == ClarificationOrigin::OneTime)
+            .map(|c| c.text.as_str())
+    }
 }
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]

@@ -1,0 +1,95 @@
+//! The conversation: every turn in the order asked, each with its question, its reply
+//! and its own controls, the latest at the bottom next to the question box.
+
+use leptos::prelude::*;
+
+use crate::ui::correction_form::CorrectionForm;
+use crate::ui::page_context::{ConversationEntry, TurnState, use_page};
+use crate::ui::reply_view::Reply;
+use crate::ui::restored_reply::RestoredReply;
+use crate::ui::turn_place::{TurnPlace, turn_element_id};
+use crate::ui::turn_source::TurnSource;
+
+#[component]
+pub fn ConversationView() -> impl IntoView {
+    let page = use_page();
+    let latest_key = Memo::new(move |_| {
+        page.conversation
+            .with(|entries| entries.last().map(|entry| entry.key))
+    });
+    let empty = move || page.conversation.with(Vec::is_empty);
+    let empty_hint = move || {
+        if page.temporary.get() {
+            "A temporary conversation: memory is not read and nothing is kept, not even the conversation."
+        } else {
+            "Ask anything below. When an answer shows Remind misread you, say what you meant: it remembers, and the next similar question gets it right."
+        }
+    };
+    view! {
+        <section class="conversation" aria-label="Conversation" data-temporary=move || page.temporary.get().to_string()>
+            <Show when=empty>
+                <p id="conversation-empty" class="hint">{empty_hint}</p>
+            </Show>
+            <ol id="conversation-turns" class="turns">
+                <For
+                    each=move || page.conversation.get()
+                    key=|entry| entry.key
+                    children=move |entry| {
+                        let key = entry.key;
+                        let latest = Signal::derive(move || latest_key.get() == Some(key));
+                        view! { <TurnView entry latest/> }
+                    }
+                />
+            </ol>
+        </section>
+    }
+}
+
+#[component]
+fn TurnView(entry: ConversationEntry, latest: Signal<bool>) -> impl IntoView {
+    provide_context(TurnPlace::new(entry.key, latest));
+    let ConversationEntry {
+        question,
+        temporary,
+        state,
+        ..
+    } = entry;
+    let state_tag = move || match state.get() {
+        TurnState::Asking => "asking",
+        TurnState::Answered(_) => "answered",
+        TurnState::Restored(_) => "restored",
+        TurnState::Failed(_) => "failed",
+    };
+    let error_id = turn_element_id("turn-error");
+    let body = move || match state.get() {
+        TurnState::Asking => view! { <p class="status turn-asking">"Asking…"</p> }.into_any(),
+        TurnState::Failed(message) => view! {
+            <p id=error_id class="error turn-error" role="alert">{message}</p>
+        }
+        .into_any(),
+        TurnState::Answered(turn) => {
+            let correction = (!temporary)
+                .then(|| view! { <CorrectionForm source=TurnSource::Live(turn.clone())/> });
+            view! {
+                <Reply turn=*turn temporary/>
+                {correction}
+            }
+            .into_any()
+        }
+        TurnState::Restored(saved) => view! {
+            <RestoredReply saved=(*saved).clone()/>
+            <CorrectionForm source=TurnSource::Saved(*saved)/>
+        }
+        .into_any(),
+    };
+    let temporary_note = temporary.then(|| {
+        view! { <p class="turn-temporary hint">"Temporary: memory was not read and nothing of this turn is kept."</p> }
+    });
+    view! {
+        <li class="turn" data-state=state_tag data-latest=move || latest.get().to_string()>
+            <p class="turn-question"><span class="visually-hidden">"You asked: "</span>{question}</p>
+            <div class="turn-reply" aria-live="polite">{body}</div>
+            {temporary_note}
+        </li>
+    }
+}

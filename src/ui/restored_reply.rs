@@ -1,0 +1,53 @@
+//! A reply kept from an earlier visit: shown as it was, with the lessons that shaped
+//! it then, its prompt as sent, and "this is right" (the session makes the turn whole
+//! again against today's memory before anything is written).
+
+use leptos::prelude::*;
+
+use crate::ui::confirm_answer::ConfirmAnswer;
+use crate::ui::lesson_chip::LessonChip;
+use crate::ui::reply_view::{NOT_STATED, ParsedReplyView};
+use crate::ui::turn_place::turn_element_id;
+use crate::ui::turn_source::TurnSource;
+use remind_app::conversation::SavedTurn;
+
+#[component]
+pub fn RestoredReply(saved: SavedTurn) -> impl IntoView {
+    let understanding = saved
+        .reply
+        .understanding
+        .clone()
+        .unwrap_or_else(|| NOT_STATED.to_string());
+    let answer = saved
+        .reply
+        .answer
+        .clone()
+        .unwrap_or_else(|| NOT_STATED.to_string());
+    let applied = (!saved.lessons.is_empty()).then(|| {
+        let chips = saved
+            .lessons
+            .iter()
+            .cloned()
+            .map(|lesson| view! { <LessonChip lesson/> })
+            .collect_view();
+        view! {
+            <aside id=turn_element_id("applied-memory") class="applied">
+                <strong>"Applied memory:"</strong>
+                <ul class="lesson-chips">{chips}</ul>
+            </aside>
+        }
+    });
+    let confirmable = saved.reply.understanding.is_some() && saved.reply.answer.is_some();
+    let confirm =
+        confirmable.then(|| view! { <ConfirmAnswer source=TurnSource::Saved(saved.clone())/> });
+    let prompt = saved.prompt.clone();
+    view! {
+        {applied}
+        <ParsedReplyView understanding answer/>
+        {confirm}
+        <details class="prompt-panel" id=turn_element_id("prompt-panel")>
+            <summary>"Show prompt"</summary>
+            <pre id=turn_element_id("prompt-sent")>{prompt}</pre>
+        </details>
+    }
+}
