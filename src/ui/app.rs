@@ -25,6 +25,14 @@ pub fn App() -> impl IntoView {
     let page = PageContext::new(session, page_conversations(), embedder_status);
     provide_context(page);
     page.show_kept_conversation();
+    // Lessons without an embedding from the ready model (an import, a model change)
+    // are embedded in the background whenever the memory or the model changes.
+    Effect::new(move |_| {
+        page.memory.track();
+        if matches!(page.embedder_status.get(), EmbedderStatus::Ready { .. }) {
+            page.embed_waiting_lessons();
+        }
+    });
     spawn_local(async move { page.reload_memory().await });
     on_other_tab_change(move || spawn_local(async move { page.reload_memory().await }));
     view! {

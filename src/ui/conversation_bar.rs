@@ -6,6 +6,17 @@ use leptos::prelude::*;
 use crate::ui::page_context::use_page;
 use remind_app::conversation::SavedTurn;
 
+/// After the conversation in view changed wholesale, the next thing to do is ask.
+fn focus_question_box() {
+    let input = web_sys::window()
+        .and_then(|window| window.document())
+        .and_then(|document| document.get_element_by_id("ask-input"))
+        .and_then(|element| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(element).ok());
+    if let Some(input) = input {
+        let _ = input.focus();
+    }
+}
+
 #[component]
 pub fn ConversationBar() -> impl IntoView {
     let page = use_page();
@@ -23,12 +34,18 @@ pub fn ConversationBar() -> impl IntoView {
     view! {
         <nav class="conversation-bar" aria-label="Conversation">
             <button id="conversation-new" type="button" class="secondary"
-                on:click=move |_| page.start_new_conversation()>
+                on:click=move |_| {
+                    page.start_new_conversation();
+                    focus_question_box();
+                }>
                 "New conversation"
             </button>
             <button id="conversation-clear" type="button" class="secondary"
                 prop:disabled=move || !has_turns()
-                on:click=move |_| page.clear_conversation()>
+                on:click=move |_| {
+                    page.clear_conversation();
+                    focus_question_box();
+                }>
                 "Clear"
             </button>
             <button id="conversation-temporary" type="button" class="secondary toggle"
@@ -61,7 +78,10 @@ fn EarlierConversation(index: usize, turns: Vec<SavedTurn>) -> impl IntoView {
         .first()
         .map(|turn| turn.question.clone())
         .unwrap_or_default();
-    let label = format!("“{first}” ({} turns)", turns.len());
+    let label = match turns.len() {
+        1 => format!("“{first}”, 1 turn"),
+        n => format!("“{first}”, {n} turns"),
+    };
     view! {
         <li>
             <button type="button" class="secondary earlier-open"

@@ -10,12 +10,32 @@ use crate::ui::restored_reply::RestoredReply;
 use crate::ui::turn_place::{TurnPlace, turn_element_id};
 use crate::ui::turn_source::TurnSource;
 
+fn bring_latest_turn_into_view() {
+    let latest = web_sys::window()
+        .and_then(|window| window.document())
+        .and_then(|document| {
+            document
+                .query_selector("#conversation-turns > .turn:last-child")
+                .ok()
+        })
+        .flatten();
+    if let Some(turn) = latest {
+        turn.scroll_into_view_with_bool(false);
+    }
+}
+
 #[component]
 pub fn ConversationView() -> impl IntoView {
     let page = use_page();
     let latest_key = Memo::new(move |_| {
         page.conversation
             .with(|entries| entries.last().map(|entry| entry.key))
+    });
+    // A new turn is brought into view above the question box.
+    Effect::new(move |_| {
+        if latest_key.get().is_some() {
+            request_animation_frame(bring_latest_turn_into_view);
+        }
     });
     let empty = move || page.conversation.with(Vec::is_empty);
     let empty_hint = move || {

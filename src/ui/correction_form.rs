@@ -74,9 +74,16 @@ pub fn CorrectionForm(source: TurnSource) -> impl IntoView {
     let proposal = RwSignal::new(None::<RuleProposal>);
     let source = StoredValue::new(source);
 
+    // The form opens with the focus in it, where a keyboard user goes next.
+    let input = NodeRef::<leptos::html::Textarea>::new();
     let on_open = move |_| {
         open.set(true);
         save.set(SaveState::Idle);
+        request_animation_frame(move || {
+            if let Some(input) = input.get_untracked() {
+                let _ = input.focus();
+            }
+        });
     };
     let on_submit = move |ev: SubmitEvent| {
         ev.prevent_default();
@@ -159,6 +166,7 @@ pub fn CorrectionForm(source: TurnSource) -> impl IntoView {
                 <form on:submit=on_submit>
                     <label for=input_id>"What did you mean?"</label>
                     <textarea
+                        node_ref=input
                         id=input_id
                         class="clarification-input"
                         rows="2"

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::ui::page_context::use_page;
+use crate::ui::page_context::{BackgroundEmbedding, use_page};
 use remind_app::ports::EmbedderStatus;
 
 fn megabytes(bytes: u64) -> String {
@@ -53,6 +53,32 @@ fn message(status: &EmbedderStatus, tau: f32) -> String {
     }
 }
 
+fn background_tag(state: &BackgroundEmbedding) -> &'static str {
+    match state {
+        BackgroundEmbedding::Idle => "idle",
+        BackgroundEmbedding::Running { .. } => "running",
+        BackgroundEmbedding::Stopped { .. } => "stopped",
+    }
+}
+
+fn background_message(state: &BackgroundEmbedding) -> String {
+    let waiting = |count: &Option<usize>| match count {
+        Some(n) => format!("{n} lessons"),
+        None => "Lessons".into(),
+    };
+    match state {
+        BackgroundEmbedding::Idle => String::new(),
+        BackgroundEmbedding::Running { waiting: count } => format!(
+            " {} still to be prepared for matching by meaning, in the background; until then they are matched by wording.",
+            waiting(count)
+        ),
+        BackgroundEmbedding::Stopped { waiting: count, why } => format!(
+            " {} could not be prepared for matching by meaning ({why}); they are matched by wording until the page is reloaded.",
+            waiting(count)
+        ),
+    }
+}
+
 #[component]
 pub fn EmbedderStatusLine() -> impl IntoView {
     let page = use_page();
@@ -70,6 +96,9 @@ pub fn EmbedderStatusLine() -> impl IntoView {
                 <progress id="embedder-progress" value=loaded max=total></progress>
             })}
             <span>{move || message(&status.get(), tau())}</span>
+            <span id="background-embedding" data-state=move || background_tag(&page.background_embedding.get())>
+                {move || background_message(&page.background_embedding.get())}
+            </span>
         </p>
     }
 }

@@ -83,12 +83,15 @@ fn Chart(curve: LearningCurve) -> impl IntoView {
             }
         })
         .collect_view();
+    // The list gives the same figures as text, which a screen reader reads for the
+    // chart (`aria-describedby`).
     view! {
-        <svg class="learning-chart" viewBox=view_box role="img" aria-label="Corrections and helpful memories per 20 questions">
+        <svg class="learning-chart" viewBox=view_box role="img" aria-label="Corrections and helpful memories per 20 questions"
+            aria-describedby="learning-buckets">
             {rects}
         </svg>
         <p class="legend"><span class="swatch corrected"></span>" had to correct "
             <span class="swatch helped"></span>" applied memory was enough"</p>
-        <ul id="learning-buckets">{labels.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
+        <ul id="learning-buckets" aria-label="The chart's figures">{labels.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}</ul>
     }
 }

@@ -5,11 +5,14 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 
 use crate::ui::record_labels::applied_because_label;
+use crate::ui::yield_to_browser::yield_to_browser;
 use crate::wiring::{PageConversations, PageSession};
 use remind_app::ask::Turn;
 use remind_app::conversation::{ConversationError, Conversations, SavedTurn};
+use remind_app::question_embedding::LessonsEmbedded;
 use remind_app::ports::EmbedderStatus;
 use remind_core::memory::FeedbackMemory;
 use remind_core::record::RecordId;
@@ -77,7 +80,25 @@ pub struct PageContext {
     pub embedder_status: RwSignal<EmbedderStatus>,
     /// The lesson a chip under an answer asked the memory browser to show.
     pub shown_lesson: RwSignal<Option<RecordId>>,
+    /// The background embedding of lessons that lack an embedding (after an import or
+    /// a model change): how many still wait, or why it stopped.
+    pub background_embedding: RwSignal<BackgroundEmbedding>,
 }
+
+/// Where the background embedding of waiting lessons stands.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BackgroundEmbedding {
+    /// Nothing waits, or the model is not ready to embed.
+    Idle,
+    /// `waiting` is unknown until the first batch is done.
+    Running { waiting: Option<usize> },
+    /// Stopped for this visit; the waiting lessons are matched by wording.
+    Stopped { waiting: Option<usize>, why: String },
+}
+
+/// Lessons embedded per background step: each step is one request to the worker and
+/// one store transaction, so a large import is done in a few dozen steps.
+const BACKGROUND_EMBEDDING_BATCH: usize = 500;
 
 /// A one-line outcome shown to the user; errors are styled and announced as alerts.
 #[derive(Clone, Debug, PartialEq)]
@@ -138,6 +159,7 @@ impl PageContext {
             memory_notice: RwSignal::new(None),
             embedder_status,
             shown_lesson: RwSignal::new(None),
+            background_embedding: RwSignal::new(BackgroundEmbedding::Idle),
         }
     }
 
@@ -165,6 +187,48 @@ impl PageContext {
 
     pub fn session(&self) -> Rc<PageSession> {
         self.session.get_value()
+    }
+
+    /// Embeds the lessons that wait for an embedding, a batch at a time, in the
+    /// background, unless that is already under way or stopped for this visit. Called
+    /// whenever the memory or the model changes; questions asked meanwhile match the
+    /// waiting lessons by wording.
+    pub fn embed_waiting_lessons(&self) {
+        if self.background_embedding.get_untracked() != BackgroundEmbedding::Idle {
+            return;
+        }
+        let page = *self;
+        page.background_embedding
+            .set(BackgroundEmbedding::Running { waiting: None });
+        spawn_local(async move {
+            let mut waiting = None;
+            loop {
+                let step = page
+                    .session()
+                    .embed_waiting_lessons(BACKGROUND_EMBEDDING_BATCH)
+                    .await;
+                let next = match step {
+                    Ok(LessonsEmbedded {
+                        embedded: 1..,
+                        waiting: left @ 1..,
+                    }) => {
+                        waiting = Some(left);
+                        BackgroundEmbedding::Running { waiting }
+                    }
+                    Ok(_) => BackgroundEmbedding::Idle,
+                    Err(error) => BackgroundEmbedding::Stopped {
+                        waiting,
+                        why: error.to_string(),
+                    },
+                };
+                let running = matches!(next, BackgroundEmbedding::Running { .. });
+                page.background_embedding.set(next);
+                if !running {
+                    return;
+                }
+                yield_to_browser().await;
+            }
+        });
     }
 
     /// Shows the kept conversation, as the log holds it (on load, and after another

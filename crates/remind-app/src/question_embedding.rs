@@ -1,8 +1,12 @@
-//! Getting a question ready for semantic retrieval: its embedding, and embeddings for
-//! any stored lesson that lacks one from the current model, in one request.
+//! Getting a question ready for semantic retrieval (its embedding), and embedding the
+//! stored lessons that lack one from the current model.
 //!
 //! Embeddings of lessons are stored with them (a derived value, so no new version), so
-//! each lesson is embedded once per model rather than on every question.
+//! each lesson is embedded once per model rather than on every question. A question
+//! brings along the few lessons still waiting ([`LESSONS_EMBEDDED_WITH_A_QUESTION`]);
+//! more than that (an import, a model change) are embedded in the background in
+//! batches ([`embed_waiting_lessons`]), and until then matched by wording, so no
+//! question waits for thousands of them.
 
 use crate::ports::{EmbedError, EmbedderStatus, EmbeddingService, MemoryStore};
 use crate::revise::{Revision, StoreChange, revise};
@@ -11,9 +15,25 @@ use remind_core::memory_key::MemoryKey;
 use remind_core::record::StoredEmbedding;
 use remind_core::retrieval::embedding_refresh::{embedded_text, keys_to_embed, with_embeddings};
 
-/// Embeds `question` (by its masked key) with the ready model, storing embeddings for
-/// lessons in `view` that lack one. `Ok(None)` when no model is ready: retrieval then
-/// goes by wording. The revision is the memory to take on after storing, if any.
+/// At most this many waiting lessons are embedded with a question: a lesson just
+/// taught is matched by meaning on the next question, while a large import is left to
+/// the background.
+pub const LESSONS_EMBEDDED_WITH_A_QUESTION: usize = 16;
+
+/// How far the background embedding has come.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LessonsEmbedded {
+    /// Lessons (by key) embedded and stored by this step.
+    pub embedded: usize,
+    /// Lessons still waiting for an embedding after it.
+    pub waiting: usize,
+}
+
+/// Embeds `question` (by its masked key) with the ready model, and the lessons in
+/// `view` that lack an embedding when there are no more than
+/// [`LESSONS_EMBEDDED_WITH_A_QUESTION`] of them. `Ok(None)` when no model is ready:
+/// retrieval then goes by wording. The revision is the memory to take on after
+/// storing, if any.
 pub async fn embed_question(
     store: &impl MemoryStore,
     embedder: &impl EmbeddingService,
@@ -26,8 +46,11 @@ pub async fn embed_question(
     let EmbedderStatus::Ready { model_id, .. } = embedder.status() else {
         return (None, Ok(None));
     };
-    let missing = keys_to_embed(view, &model_id);
-    let mut texts: Vec<String> = missing
+    let mut waiting = keys_to_embed(view, &model_id);
+    if waiting.len() > LESSONS_EMBEDDED_WITH_A_QUESTION {
+        waiting.clear();
+    }
+    let mut texts: Vec<String> = waiting
         .iter()
         .map(|k| embedded_text(k).to_string())
         .collect();
@@ -47,16 +70,77 @@ pub async fn embed_question(
         Some(Ok(vector)) => Ok(Some(vector)),
         Some(Err(problem)) => Err(EmbedError::Failed(format!("its vector {problem}"))),
     };
-    if missing.is_empty() {
+    if waiting.is_empty() {
         return (None, question_vector);
     }
-    let computed: Vec<(MemoryKey, Vec<f32>)> = missing.into_iter().zip(vectors).collect();
-    // Planned against the store's records, so a lesson changed in another tab since
-    // `view` was read is embedded as it is now, or not at all.
-    let revision = revise(store, |memory| {
-        let put = with_embeddings(memory, &model_id, &computed);
+    let computed: Vec<(MemoryKey, Vec<f32>)> = waiting.into_iter().zip(vectors).collect();
+    (
+        Some(store_embeddings(store, &model_id, computed).await),
+        question_vector,
+    )
+}
+
+/// Embeds up to `at_most` of the lessons in `view` that lack an embedding from the
+/// ready model, oldest first, and stores them. Nothing is done when no model is ready
+/// or nothing waits. The revision is the memory to take on after storing, if any.
+pub async fn embed_waiting_lessons(
+    store: &impl MemoryStore,
+    embedder: &impl EmbeddingService,
+    view: &FeedbackMemory,
+    at_most: usize,
+) -> (Option<Revision<usize>>, Result<LessonsEmbedded, EmbedError>) {
+    let EmbedderStatus::Ready { model_id, .. } = embedder.status() else {
+        return (None, Ok(LessonsEmbedded::default_for(0)));
+    };
+    let mut waiting = keys_to_embed(view, &model_id);
+    let total = waiting.len();
+    waiting.truncate(at_most);
+    if waiting.is_empty() {
+        return (None, Ok(LessonsEmbedded::default_for(total)));
+    }
+    let texts: Vec<String> = waiting
+        .iter()
+        .map(|k| embedded_text(k).to_string())
+        .collect();
+    let vectors = match embedder.embed(&texts).await {
+        Ok(vectors) => vectors,
+        Err(e) => return (None, Err(e)),
+    };
+    let computed: Vec<(MemoryKey, Vec<f32>)> = waiting.into_iter().zip(vectors).collect();
+    let embedded = computed.len();
+    let revision = store_embeddings(store, &model_id, computed).await;
+    let progress = match &revision.outcome {
+        Ok(_) => Ok(LessonsEmbedded {
+            embedded,
+            waiting: total - embedded,
+        }),
+        Err(e) => Err(EmbedError::Failed(format!(
+            "the embeddings were not stored: {e}"
+        ))),
+    };
+    (Some(revision), progress)
+}
+
+impl LessonsEmbedded {
+    fn default_for(waiting: usize) -> Self {
+        LessonsEmbedded {
+            embedded: 0,
+            waiting,
+        }
+    }
+}
+
+/// Stores `computed` on the lessons of their keys, planned against the store's records,
+/// so a lesson changed in another tab since the view was read is embedded as it is
+/// now, or not at all.
+async fn store_embeddings(
+    store: &impl MemoryStore,
+    model_id: &str,
+    computed: Vec<(MemoryKey, Vec<f32>)>,
+) -> Revision<usize> {
+    revise(store, |memory| {
+        let put = with_embeddings(memory, model_id, &computed);
         Ok((put.len(), StoreChange::put(put)))
     })
-    .await;
-    (Some(revision), question_vector)
+    .await
 }

@@ -17,10 +17,10 @@ use crate::confirm::{self, Confirmed, ExampleError};
 use crate::conversation::SavedTurn;
 use crate::correct::{self, CorrectError, Correction, CorrectionOutcome};
 use crate::ports::{
-    Clock, Completion, EmbedderStatus, EmbeddingService, IdSource, LanguageModel, MemoryStore,
-    SettingsStore, StoreError,
+    Clock, Completion, EmbedError, EmbedderStatus, EmbeddingService, IdSource, LanguageModel,
+    MemoryStore, SettingsStore, StoreError,
 };
-use crate::question_embedding::embed_question;
+use crate::question_embedding::{self, LessonsEmbedded, embed_question};
 use crate::reflect::{self, ReflectError};
 use crate::revise::{self, ReviseError};
 use crate::settings::{SaveSettingsError, Settings};
@@ -433,6 +433,28 @@ where
             let _ = self.adopt_store_memory(revision.memory, revision.outcome);
         }
         embedding.ok().flatten()
+    }
+
+    /// Embeds up to `at_most` of the lessons still waiting for an embedding from the
+    /// ready model (after an import or a model change), stores them, and says how many
+    /// still wait. The page calls it in the background until none do; meanwhile those
+    /// lessons are matched by wording, so no question waits for them.
+    pub async fn embed_waiting_lessons(
+        &self,
+        at_most: usize,
+    ) -> Result<LessonsEmbedded, EmbedError> {
+        let view = self.memory();
+        let (revision, progress) = question_embedding::embed_waiting_lessons(
+            &self.ports.store,
+            &self.ports.embedder,
+            &view,
+            at_most,
+        )
+        .await;
+        if let Some(revision) = revision {
+            let _ = self.adopt_store_memory(revision.memory, revision.outcome);
+        }
+        progress
     }
 
     /// Appends to the turn log. Bookkeeping only: a lost event costs one point of the

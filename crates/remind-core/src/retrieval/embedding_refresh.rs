@@ -5,6 +5,8 @@
 //! stored side and the question side of semantic retrieval compare. An embedding made
 //! by another model is as good as none: vectors of two models are not comparable.
 
+use std::collections::HashSet;
+
 use crate::memory::FeedbackMemory;
 use crate::memory_key::MemoryKey;
 use crate::record::{MemoryRecord, StoredEmbedding};
@@ -23,13 +25,15 @@ fn needs_embedding(record: &MemoryRecord, model: &str) -> bool {
 /// The distinct keys of current clarifications without an embedding from `model`,
 /// oldest first.
 pub fn keys_to_embed(memory: &FeedbackMemory, model: &str) -> Vec<MemoryKey> {
-    let mut keys: Vec<MemoryKey> = Vec::new();
-    for record in memory.current().filter(|r| needs_embedding(r, model)) {
-        if !keys.contains(&record.key) {
-            keys.push(record.key.clone());
-        }
-    }
-    keys
+    // A set beside the list: thousands of imported lessons wait at once, and a scan of
+    // the list per lesson would be quadratic.
+    let mut seen: HashSet<&MemoryKey> = HashSet::new();
+    memory
+        .current()
+        .filter(|r| needs_embedding(r, model))
+        .filter(|r| seen.insert(&r.key))
+        .map(|r| r.key.clone())
+        .collect()
 }
 
 /// The records of `memory` that need an embedding from `model` and have one in

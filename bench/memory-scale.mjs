@@ -1,0 +1,99 @@
+// Measures the page with a large memory: imports 1 000 / 10 000 lessons into a real page and prints the import time, the first question after the import, a question's own overhead, and reload-to-usable; ends with the summary line for 10 000.
+//
+//   node bench/memory-scale.mjs [--sizes 1000,10000] [--questions 5]
+//
+// Needs dist/ from `trunk build --release` (REMIND_DIST picks another) and the embedder
+// files (scripts/setup). The model is the fake server of the e2e tests, which answers
+// at once, so a question's time is Remind's own overhead (the fake's is under a
+// millisecond). Each size uses a new browser profile. Figures are printed, never
+// asserted. An import file is limited to 5 MiB, about 11 500 of these lessons, so
+// 100 000 lessons cannot be imported in one file and are not measured here.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { largeExport } from '../tests/e2e/large-export.mjs';
+import { startFakeLlm } from '../tests/e2e/fake-llm-server.mjs';
+import {
+  firstPage, freshProfileDir, launch, openApp, saveSettings, serveDist, waitForMemoryCount, waitForText,
+} from '../tests/e2e/helpers.mjs';
+
+const args = process.argv.slice(2);
+const flag = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] : def);
+const SIZES = flag('--sizes', '1000,10000').split(',').map(Number);
+const QUESTIONS = Number(flag('--questions', 5));
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const ms = (x) => Math.round(x);
+
+/** Asks in the page and returns the milliseconds from the click to the reply on screen. */
+async function timedAsk(page, question) {
+  await page.fill('#ask-input', question);
+  return page.evaluate((question) => new Promise((resolve) => {
+    const turns = () => document.querySelectorAll('#conversation-turns > .turn');
+    const before = turns().length;
+    const started = performance.now();
+    const done = () => {
+      const list = turns();
+      const last = list[list.length - 1];
+      return list.length > before && last && ['answered', 'failed'].includes(last.dataset.state);
+    };
+    const observer = new MutationObserver(() => {
+      if (done()) { observer.disconnect(); resolve(performance.now() - started); }
+    });
+    observer.observe(document.body, { subtree: true, childList: true, attributes: true });
+    document.querySelector('#ask-submit').click();
+  }, question), question);
+}
+
+async function measure(site, fake, lessons) {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'remind-bench-scale-')), 'memory.json');
+  fs.writeFileSync(file, JSON.stringify(largeExport(lessons)));
+  const context = await launch(freshProfileDir('bench-scale'));
+  try {
+    const page = await firstPage(context);
+    await openApp(page, site.url, { embedder: ['ready'] });
+    await saveSettings(page, { baseUrl: fake.baseUrl });
+    await page.evaluate(() => {
+      document.querySelector('#transfer').open = true;
+      document.addEventListener('change', (ev) => {
+        if (ev.target?.id === 'import-file') window.__benchPicked = performance.now();
+      }, true);
+    });
+    await page.setInputFiles('#import-file', file);
+    await page.locator('#import-merge').waitFor({ timeout: 300_000 });
+    await page.click('#import-merge');
+    await waitForText(page, '#memory-notice', `Merged: ${lessons} records written`, 300_000);
+    const importMs = await page.evaluate(() => performance.now() - window.__benchPicked);
+    await waitForMemoryCount(page, lessons, 60_000);
+
+    const firstMs = await timedAsk(page, 'What is the river garden like < fast > in lesson 7?');
+    const overheads = [];
+    for (let i = 0; i < QUESTIONS; i += 1) overheads.push(await timedAsk(page, `What is like < word${i} > ?`));
+
+    await page.reload({ waitUntil: 'commit' });
+    await waitForMemoryCount(page, lessons, 120_000);
+    const reloadMs = await page.evaluate(() => performance.now());
+    return { lessons, importMs, firstMs, askMs: median(overheads), reloadMs, bytes: fs.statSync(file).size };
+  } finally {
+    await context.close().catch(() => {});
+  }
+}
+
+const site = await serveDist();
+const fake = await startFakeLlm();
+try {
+  const results = [];
+  for (const lessons of SIZES) {
+    const r = await measure(site, fake, lessons);
+    results.push(r);
+    console.log(`${lessons} lessons (${(r.bytes / 1e6).toFixed(1)} MB file): import ${ms(r.importMs)} ms, first question after import ${ms(r.firstMs)} ms, ask overhead ${ms(r.askMs)} ms (median of ${QUESTIONS}), reload to usable ${ms(r.reloadMs)} ms`);
+  }
+  const tenThousand = results.find((r) => r.lessons === 10_000);
+  if (tenThousand) {
+    const r = tenThousand;
+    console.log(`memory-scale 10000: reload ${ms(r.reloadMs)} ms, ask overhead ${ms(r.askMs)} ms, import ${ms(r.importMs)} ms, first question after import ${ms(r.firstMs)} ms`);
+  }
+} finally {
+  await fake.close();
+  await site.close();
+}

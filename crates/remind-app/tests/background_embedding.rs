@@ -1,0 +1,109 @@
+//! Embedding many lessons at once (issue 17): after an import, a question embeds only
+//! itself and never waits for thousands of lessons; the background step embeds them in
+//! batches, says how many still wait, and a lesson just taught is still embedded with
+//! the next question.
+#![cfg(not(target_arch = "wasm32"))]
+
+use remind_test_support as support;
+
+use remind_app::ports::{MemoryStore, StoreChange};
+use remind_app::question_embedding::{LESSONS_EMBEDDED_WITH_A_QUESTION, LessonsEmbedded};
+use remind_core::memory::{FeedbackMemory, Lesson};
+use remind_core::record::{RecordId, Timestamp};
+use remind_core::sentence_embedding::{EmbedError, Embedder};
+use std::cell::Cell;
+use std::rc::Rc;
+use support::in_process_embeddings::InProcessEmbeddings;
+use support::scripted::{SharedStore, block_on, session_with};
+
+/// A model that gives every text the same unit vector and counts the texts it embeds.
+#[derive(Clone, Default)]
+struct CountingModel(Rc<Cell<usize>>);
+
+impl Embedder for CountingModel {
+    fn model_id(&self) -> &str {
+        "counting"
+    }
+
+    fn embed(&self, _text: &str) -> Result<Vec<f32>, EmbedError> {
+        self.0.set(self.0.get() + 1);
+        Ok(vec![0.5, 0.5, 0.5, 0.5])
+    }
+}
+
+/// A store holding `n` lessons of distinct questions, none embedded (as an import
+/// leaves them).
+fn store_with_lessons(n: usize) -> SharedStore {
+    // Each question is of its own kind, so no lesson supersedes another.
+    let records = (0..n)
+        .map(|i| {
+            let question = format!("What is the colour of item {i} like < fast > ?");
+            let lesson = Lesson::user_clarification(&question, "I want a shade of blue");
+            let id = RecordId(format!("lesson-{i}"));
+            FeedbackMemory::default()
+                .plan_write(lesson, id, Timestamp(1))
+                .current
+        })
+        .collect();
+    let store = SharedStore::default();
+    block_on(store.transact(|_| StoreChange::put(records))).expect("stored");
+    store
+}
+
+fn embedded_count(store: &SharedStore) -> usize {
+    store
+        .0
+        .snapshot()
+        .iter()
+        .filter(|r| r.embedding.is_some())
+        .count()
+}
+
+#[test]
+fn a_question_after_a_large_import_embeds_only_itself() {
+    let store = store_with_lessons(LESSONS_EMBEDDED_WITH_A_QUESTION + 1);
+    let model = CountingModel::default();
+    let session = session_with(&store, "ask", InProcessEmbeddings(model.clone()));
+    block_on(session.ask("What is like < slow > ?")).expect("answered");
+    assert_eq!(model.0.get(), 1, "only the question was embedded");
+    assert_eq!(embedded_count(&store), 0);
+}
+
+#[test]
+fn a_few_waiting_lessons_are_embedded_with_the_next_question() {
+    let store = store_with_lessons(LESSONS_EMBEDDED_WITH_A_QUESTION);
+    let model = CountingModel::default();
+    let session = session_with(&store, "ask", InProcessEmbeddings(model.clone()));
+    block_on(session.ask("What is like < slow > ?")).expect("answered");
+    assert_eq!(model.0.get(), LESSONS_EMBEDDED_WITH_A_QUESTION + 1);
+    assert_eq!(embedded_count(&store), LESSONS_EMBEDDED_WITH_A_QUESTION);
+}
+
+#[test]
+fn the_background_step_embeds_in_batches_until_none_wait() {
+    let store = store_with_lessons(45);
+    let session = session_with(&store, "bg", InProcessEmbeddings(CountingModel::default()));
+    let steps: Vec<LessonsEmbedded> = (0..4)
+        .map(|_| block_on(session.embed_waiting_lessons(20)).expect("embedded"))
+        .collect();
+    let seen: Vec<(usize, usize)> = steps.iter().map(|s| (s.embedded, s.waiting)).collect();
+    assert_eq!(seen, [(20, 25), (20, 5), (5, 0), (0, 0)]);
+    assert_eq!(embedded_count(&store), 45);
+    assert!(
+        session
+            .memory()
+            .records()
+            .iter()
+            .all(|r| r.embedding.is_some()),
+        "the session's view holds what the store holds"
+    );
+}
+
+#[test]
+fn without_a_ready_model_the_background_step_does_nothing() {
+    let store = store_with_lessons(3);
+    let session = session_with(&store, "off", support::in_process_embeddings::NoEmbeddings);
+    let step = block_on(session.embed_waiting_lessons(10)).expect("nothing to do");
+    assert_eq!((step.embedded, step.waiting), (0, 0));
+    assert_eq!(embedded_count(&store), 0);
+}
