@@ -10,6 +10,7 @@ mod confirm_answer;
 mod correction_form;
 mod correction_scope;
 mod embedder_status;
+mod endpoint_preset_picker;
 mod import_preview;
 mod json_download;
 mod learning_chart;

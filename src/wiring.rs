@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use crate::adapters::browser_clock::{BrowserClock, RandomIds};
 use crate::adapters::http_llm::HttpLanguageModel;
+use crate::adapters::http_model_catalog::HttpModelCatalog;
 use crate::adapters::idb_store::IdbStore;
 use crate::adapters::local_settings::LocalSettings;
 use crate::adapters::tab_broadcast::TabBroadcast;
@@ -18,6 +19,7 @@ use remind_app::session::{Ports, Session};
 pub type PageStore = AnnouncedStore<IdbStore, TabBroadcast>;
 pub type PageSession =
     Session<PageStore, HttpLanguageModel, BrowserClock, RandomIds, LocalSettings, WorkerEmbedder>;
+pub type PageModelCatalog = HttpModelCatalog;
 
 /// The SHA-256 pins of the embedder's files; the model's names its embeddings.
 const EMBEDDER_PINS: &str = include_str!("../scripts/embedder.sha256");
@@ -53,6 +55,12 @@ pub fn page_session(on_embedder_status: impl Fn(&EmbedderStatus) + 'static) -> R
         settings: LocalSettings,
         embedder: WorkerEmbedder::start(&files, on_embedder_status),
     }))
+}
+
+/// Where the settings' connection test asks for an endpoint's models
+/// (`remind_app::connection_check::check_connection`).
+pub fn page_model_catalog() -> PageModelCatalog {
+    HttpModelCatalog::default()
 }
 
 /// Calls `on_change` when another tab of this browser changed the memory.
