@@ -3,6 +3,7 @@
 
 pub mod browser_clock;
 pub mod http_llm;
+pub mod http_model_catalog;
 pub mod idb_store;
 pub mod leave_guard;
 pub mod local_conversations;

@@ -12,6 +12,7 @@ mod conversation_view;
 mod correction_form;
 mod correction_scope;
 mod embedder_status;
+mod endpoint_preset_picker;
 mod import_preview;
 mod json_download;
 mod learning_chart;

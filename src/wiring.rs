@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use crate::adapters::browser_clock::{BrowserClock, RandomIds};
 use crate::adapters::http_llm::HttpLanguageModel;
+use crate::adapters::http_model_catalog::HttpModelCatalog;
 use crate::adapters::idb_store::IdbStore;
 use crate::adapters::local_conversations::LocalConversations;
 use crate::adapters::local_settings::LocalSettings;
@@ -20,6 +21,7 @@ use remind_app::session::{Ports, Session};
 pub type PageStore = AnnouncedStore<IdbStore, TabBroadcast>;
 pub type PageSession =
     Session<PageStore, HttpLanguageModel, BrowserClock, RandomIds, LocalSettings, WorkerEmbedder>;
+pub type PageModelCatalog = HttpModelCatalog;
 
 pub type PageConversations = ConversationKeeper<LocalConversations, BrowserClock>;
 
@@ -62,6 +64,12 @@ pub fn page_session(on_embedder_status: impl Fn(&EmbedderStatus) + 'static) -> R
 /// The conversations the page keeps between visits.
 pub fn page_conversations() -> Rc<PageConversations> {
     Rc::new(ConversationKeeper::new(LocalConversations, BrowserClock))
+}
+
+/// Where the settings' connection test asks for an endpoint's models
+/// (`remind_app::connection_check::check_connection`).
+pub fn page_model_catalog() -> PageModelCatalog {
+    HttpModelCatalog::default()
 }
 
 /// Calls `on_change` when another tab of this browser changed the memory.

@@ -72,7 +72,10 @@ fn background_message(state: &BackgroundEmbedding) -> String {
             " {} still to be prepared for matching by meaning, in the background; until then they are matched by wording.",
             waiting(count)
         ),
-        BackgroundEmbedding::Stopped { waiting: count, why } => format!(
+        BackgroundEmbedding::Stopped {
+            waiting: count,
+            why,
+        } => format!(
             " {} could not be prepared for matching by meaning ({why}); they are matched by wording until the page is reloaded.",
             waiting(count)
         ),

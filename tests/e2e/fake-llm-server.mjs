@@ -211,6 +211,21 @@ export function startFakeLlm({ host = '127.0.0.1', port = 0, slowMs = 30_000, dr
       if (req.method === 'GET' && (path === '/health' || path === '/v1/health')) {
         return send(res, 200, { status: 'ok' });
       }
+      // Connection tests (endpoints.test.mjs): below /keyed/v1 the model list wants
+      // `Authorization: Bearer fake-key` (401 otherwise) and lists two models; below
+      // /html/v1 it is a web page, as when the base URL points at a site.
+      if (req.method === 'GET' && path === '/keyed/v1/models') {
+        if (req.headers.authorization !== 'Bearer fake-key') {
+          return send(res, 401, { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } });
+        }
+        return send(res, 200, {
+          object: 'list',
+          data: ['fake-model', 'fake-model-large'].map((id) => ({ id, object: 'model', created: 0, owned_by: 'remind-tests' })),
+        });
+      }
+      if (req.method === 'GET' && path === '/html/v1/models') {
+        return send(res, 200, '<html><head><title>Welcome</title></head><body>Hello</body></html>', 'text/html');
+      }
       if (req.method === 'GET' && path === '/v1/models') {
         return send(res, 200, {
           object: 'list',

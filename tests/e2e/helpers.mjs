@@ -146,8 +146,20 @@ export async function waitForEmbedder(page, states, timeout = 90_000) {
   return page.locator('#embedder-status').getAttribute('data-state');
 }
 
+/**
+ * Unfolds the settings panel: it folds once a tested endpoint is saved, and a folded
+ * field cannot be filled.
+ */
+export async function openSettings(page) {
+  await page.evaluate(() => {
+    const details = document.querySelector('details.settings');
+    if (details && !details.open) details.open = true;
+  });
+}
+
 /** Fills the settings form and saves it; waits for "Settings saved". */
 export async function saveSettings(page, { baseUrl, mode, model, apiKey, timeoutSeconds } = {}) {
+  await openSettings(page);
   if (baseUrl !== undefined) await page.fill('#settings-base-url', baseUrl);
   if (apiKey !== undefined) await page.fill('#settings-api-key', apiKey);
   if (model !== undefined) await page.fill('#settings-model', model);

@@ -9,11 +9,14 @@
 pub mod announced_store;
 pub mod ask;
 pub mod confirm;
+pub mod connection_check;
 pub mod conversation;
 pub mod correct;
 pub mod deadline;
+pub mod endpoint_presets;
 pub mod failure_text;
 pub mod llm_error;
+pub mod model_catalog;
 pub mod openai_wire;
 pub mod ports;
 pub mod question_embedding;

@@ -43,6 +43,11 @@ pub struct Settings {
     /// τ of semantic retrieval; settings saved before it existed read the default.
     #[serde(default = "default_semantic_tau")]
     pub semantic_tau: f32,
+    /// Whether the endpoint was saved after a connection test showed it works
+    /// (`connection_check::known_to_work`), so the page can keep its settings folded.
+    /// Settings saved before the test existed read `false`.
+    #[serde(default)]
+    pub connection_checked: bool,
 }
 
 impl Default for Settings {
@@ -57,6 +62,7 @@ impl Default for Settings {
             },
             budget: TokenBudget::default(),
             semantic_tau: DEFAULT_SEMANTIC_TAU,
+            connection_checked: false,
         }
     }
 }
@@ -142,6 +148,14 @@ mod tests {
         stored.as_object_mut().unwrap().remove("semantic_tau");
         let settings: Settings = serde_json::from_value(stored).unwrap();
         assert_eq!(settings.semantic_tau, DEFAULT_SEMANTIC_TAU);
+    }
+
+    #[test]
+    fn settings_saved_before_the_connection_test_existed_read_as_untested() {
+        let mut stored = serde_json::to_value(Settings::default()).unwrap();
+        stored.as_object_mut().unwrap().remove("connection_checked");
+        let settings: Settings = serde_json::from_value(stored).unwrap();
+        assert!(!settings.connection_checked);
     }
 
     #[test]
