@@ -21,6 +21,8 @@ fn focus_question_box() {
 pub fn ConversationBar() -> impl IntoView {
     let page = use_page();
     let temporary = move || page.temporary.get();
+    // The conversation in view does not change under a question still being asked.
+    let asking = move || page.asking.get();
     let has_turns = move || page.conversation.with(|entries| !entries.is_empty());
     let earlier = move || {
         page.earlier_conversations
@@ -33,7 +35,7 @@ pub fn ConversationBar() -> impl IntoView {
     let earlier_count = move || page.earlier_conversations.with(Vec::len);
     view! {
         <nav class="conversation-bar" aria-label="Conversation">
-            <button id="conversation-new" type="button" class="secondary"
+            <button id="conversation-new" type="button" class="secondary" prop:disabled=asking
                 on:click=move |_| {
                     page.start_new_conversation();
                     focus_question_box();
@@ -41,7 +43,7 @@ pub fn ConversationBar() -> impl IntoView {
                 "New conversation"
             </button>
             <button id="conversation-clear" type="button" class="secondary"
-                prop:disabled=move || !has_turns()
+                prop:disabled=move || asking() || !has_turns()
                 on:click=move |_| {
                     page.clear_conversation();
                     focus_question_box();
@@ -49,7 +51,7 @@ pub fn ConversationBar() -> impl IntoView {
                 "Clear"
             </button>
             <button id="conversation-temporary" type="button" class="secondary toggle"
-                aria-pressed=move || temporary().to_string()
+                aria-pressed=move || temporary().to_string() prop:disabled=asking
                 title="Memory is not read, nothing is written, and the conversation is not kept"
                 on:click=move |_| page.set_temporary(!page.temporary.get_untracked())>
                 {move || if temporary() { "Temporary: on" } else { "Temporary: off" }}

@@ -231,8 +231,8 @@ impl PageContext {
         });
     }
 
-    /// Shows the kept conversation, as the log holds it (on load, and after another
-    /// tab's change is not needed: each tab keeps its own view until reloaded).
+    /// Shows the kept conversation as the log holds it (on load, and when a temporary
+    /// conversation ends). Another tab's turns appear here after a reload.
     pub fn show_kept_conversation(&self) {
         let loaded = self.conversations.get_value().load();
         self.show_conversations(loaded);
@@ -278,14 +278,10 @@ impl PageContext {
         }
     }
 
-    /// "New conversation": the one in view is set aside, to be reopened later. Leaving
-    /// a temporary conversation discards it.
+    /// "New conversation": the kept one is set aside, to be reopened later; a temporary
+    /// one in view is discarded and the new one is not temporary.
     pub fn start_new_conversation(&self) {
-        if self.temporary.get_untracked() {
-            self.temporary.set(false);
-            self.conversation.set(Vec::new());
-            return;
-        }
+        self.temporary.set(false);
         let started = self.conversations.get_value().start_afresh();
         self.show_conversations(started);
     }
