@@ -9,8 +9,8 @@ use std::rc::Rc;
 use crate::in_memory_store::InMemoryStore;
 use crate::in_process_embeddings::NoEmbeddings;
 use remind_app::ports::{
-    Clock, Completion, CompletionRequest, EmbeddingService, IdSource, LanguageModel, LlmError,
-    MemoryStore, SettingsStore, StoreChange, StoreError,
+    Clock, Completion, CompletionRequest, EmbeddingService, Ending, IdSource, LanguageModel,
+    LlmError, MemoryStore, SettingsStore, StoreChange, StoreError,
 };
 use remind_app::session::{Ports, Session};
 use remind_app::settings::{Endpoint, Settings};
@@ -108,7 +108,7 @@ impl LanguageModel for ScriptedModel {
             .unwrap_or_else(|| ScriptedModel::reply_in(form_of(&request.prompt), &query));
         Ok(Completion {
             text,
-            stopped: false,
+            ending: Ending::Finished,
         })
     }
 }
