@@ -53,9 +53,11 @@ impl LanguageModel for HttpLanguageModel {
             .map_err(|error| scrub(error, endpoint))
     }
 
-    /// Streams the reply. The timeout bounds the wait for the reply's headers and each
-    /// wait for its next chunk, not the whole reply: one that keeps arriving is never
-    /// cut, one that stalls for the timeout is. A stop ends any wait at once (for the
+    /// Streams the reply. The timeout runs from sending the request and restarts at
+    /// every event of the stream, so it bounds each silence, not the whole reply: one
+    /// that keeps streaming is never cut, one that stalls for the timeout is. A body
+    /// that is no stream (an endpoint ignoring `"stream": true`) has no events, so the
+    /// timeout bounds it whole, as in `complete`. A stop ends any wait at once (for the
     /// headers, a chunk, or before the one retry) with what had arrived.
     async fn complete_streaming(
         &self,
@@ -191,6 +193,7 @@ impl HttpLanguageModel {
         let mut attempts = 0;
         let mut retried_after = None;
         loop {
+            let sent_at = js_sys::Date::now();
             let sending = within(limit, self.post(endpoint, &url, &body).send());
             let Some(sent) = reply.unless_stopped(sending).await else {
                 return nothing_arrived();
@@ -203,7 +206,11 @@ impl HttpLanguageModel {
             attempts += 1;
             let status = response.status().as_u16();
             if classify_status(status) == StatusClass::Success {
-                return read_streamed(response, reply, limit, timed_out).await;
+                let deadline = Silence {
+                    limit,
+                    since: sent_at,
+                };
+                return read_streamed(response, reply, deadline, timed_out).await;
             }
             // An error's body is short and says why: read whole, as `complete` reads it.
             let retry_after = retry_after_of(&response);
@@ -242,7 +249,7 @@ impl HttpLanguageModel {
 async fn read_streamed(
     response: reqwest::Response,
     reply: &ReplyStream<'_>,
-    limit: Duration,
+    mut deadline: Silence,
     timed_out: impl Fn() -> LlmError,
 ) -> Result<Completion, LlmError> {
     let mut streamed = StreamedReply::new();
@@ -250,12 +257,18 @@ async fn read_streamed(
     // leaves no request running.
     let mut chunks = pin!(response.bytes_stream());
     loop {
-        let Some(next) = reply.unless_stopped(within(limit, chunks.next())).await else {
+        let next_chunk = within(deadline.left(), chunks.next());
+        let Some(next) = reply.unless_stopped(next_chunk).await else {
             return Ok(streamed.stopped_by_user());
         };
         match next.ok_or_else(&timed_out)? {
             Some(Ok(bytes)) => {
-                if streamed.read(&bytes)? {
+                let events_before = streamed.events_read();
+                let grew = streamed.read(&bytes)?;
+                if streamed.events_read() > events_before {
+                    deadline.since = js_sys::Date::now();
+                }
+                if grew {
                     reply.show(streamed.text());
                 }
                 if streamed.is_done() {
@@ -276,6 +289,21 @@ async fn read_streamed(
                 return Ok(completion);
             }
         }
+    }
+}
+
+/// The longest a streamed reply may stay silent, and when it last spoke (the request
+/// sent, or its last event), in the browser's milliseconds.
+struct Silence {
+    limit: Duration,
+    since: f64,
+}
+
+impl Silence {
+    /// How long the reply may still stay silent; zero once the limit passed.
+    fn left(&self) -> Duration {
+        let silent_ms = (js_sys::Date::now() - self.since).max(0.0) as u64;
+        self.limit.saturating_sub(Duration::from_millis(silent_ms))
     }
 }
 

@@ -34,6 +34,9 @@ pub struct StreamedReply {
     ending: Ending,
     /// At least one event carried a choice, so the stream is an answer.
     answered: bool,
+    /// Events with data read so far: the server's signs of life (comments and blank
+    /// lines are not, nor anything before the body is known to be a stream).
+    events: usize,
     /// `data: [DONE]` arrived: the reply is complete.
     done: bool,
     failure: Option<LlmError>,
@@ -83,6 +86,7 @@ impl Default for StreamedReply {
             // A stream that never reports a finish reason ended without a stop.
             ending: Ending::Finished,
             answered: false,
+            events: 0,
             done: false,
             failure: None,
         }
@@ -128,6 +132,13 @@ impl StreamedReply {
     /// The reply's text so far.
     pub fn text(&self) -> &str {
         &self.text
+    }
+
+    /// How many events carrying data were read: a deadline between signs of life
+    /// restarts when this grows, however little text the events carried (a chat
+    /// stream's first event names only the role).
+    pub fn events_read(&self) -> usize {
+        self.events
     }
 
     /// Whether the stream said it is complete (`data: [DONE]`): nothing after it is
@@ -237,6 +248,7 @@ impl StreamedReply {
         if !event.has_data {
             return;
         }
+        self.events += 1;
         let data = event.data.strip_suffix('\n').unwrap_or(&event.data);
         if event.is_error {
             self.failure = Some(error_event(data));
@@ -415,9 +427,18 @@ mod tests {
         );
         assert!(reply.read(two.as_bytes()).unwrap());
         assert_eq!(reply.text(), "Hello");
+        assert_eq!(reply.events_read(), 2);
         assert!(!reply.read(b": keep-alive\n\n").unwrap());
         assert!(!reply.read(b"data: {\"choi").unwrap());
         assert_eq!(reply.text(), "Hello");
+        assert_eq!(
+            reply.events_read(),
+            2,
+            "a comment and half an event are no events"
+        );
+        let role_only = format!("ces\":[{{\"delta\":{{\"role\":\"assistant\"}}}}]}}\n\n");
+        assert!(!reply.read(role_only.as_bytes()).unwrap());
+        assert_eq!(reply.events_read(), 3, "an event without text is still one");
     }
 
     #[test]
@@ -536,9 +557,13 @@ mod tests {
     }
 
     #[test]
-    fn text_arriving_before_a_whole_reply_ends_is_not_shown() {
+    fn a_whole_reply_shows_no_text_and_no_events_until_it_ends() {
         let mut reply = StreamedReply::new();
+        // A whole reply trickling in (leading whitespace first) gives a deadline
+        // between signs of life nothing to restart on.
+        assert!(!reply.read(b"   ").unwrap());
         assert!(!reply.read(br#"{"choices":[{"text":"x"}]"#).unwrap());
+        assert_eq!(reply.events_read(), 0);
         assert_eq!(reply.text(), "");
         assert!(!reply.read(b"}").unwrap());
         assert_eq!(reply.end().unwrap().text, "x");
