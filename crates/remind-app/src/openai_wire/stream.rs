@@ -436,8 +436,9 @@ mod tests {
             2,
             "a comment and half an event are no events"
         );
-        let role_only = format!("ces\":[{{\"delta\":{{\"role\":\"assistant\"}}}}]}}\n\n");
-        assert!(!reply.read(role_only.as_bytes()).unwrap());
+        let role_only = br#"ces":[{"delta":{"role":"assistant"}}]}"#;
+        assert!(!reply.read(role_only).unwrap());
+        assert!(!reply.read(b"\n\n").unwrap());
         assert_eq!(reply.events_read(), 3, "an event without text is still one");
     }
 
