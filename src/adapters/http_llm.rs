@@ -205,16 +205,18 @@ impl HttpLanguageModel {
                 })?;
             attempts += 1;
             let status = response.status().as_u16();
+            let deadline = Silence {
+                limit,
+                since: sent_at,
+            };
             if classify_status(status) == StatusClass::Success {
-                let deadline = Silence {
-                    limit,
-                    since: sent_at,
-                };
                 return read_streamed(response, reply, deadline, timed_out).await;
             }
-            // An error's body is short and says why: read whole, as `complete` reads it.
+            // An error's body is short and says why: read whole within the request's
+            // deadline, as `complete` reads it.
             let retry_after = retry_after_of(&response);
-            let Some(read) = reply.unless_stopped(within(limit, response.text())).await else {
+            let reading = within(deadline.left(), response.text());
+            let Some(read) = reply.unless_stopped(reading).await else {
                 return nothing_arrived();
             };
             let error_body = read
