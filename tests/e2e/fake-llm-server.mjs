@@ -20,6 +20,16 @@
 //   always answers 429 with Retry-After: 120; "__502html__" answers 502 with nginx's
 //   HTML page; "__echoauth__" answers 400 quoting the request's Authorization header.
 // Retry-After is listed in Access-Control-Expose-Headers, else the page could not read it.
+// Streaming: a request with "stream": true gets the same reply as server-sent events
+// (text/event-stream, `wordsPerEvent` words per event every `streamMs` ms, then a chunk
+// with finish_reason "stop" and `data: [DONE]`): completion chunks carry
+// choices[0].text, chat chunks choices[0].delta.content (the first names the role).
+// Errors and the specials above answer as they would without streaming (an error comes
+// before any stream, as real servers send it; "__drip__" drips its whole JSON).
+//   "__nostream__" answers plain JSON even when streaming was asked (an endpoint that
+//   ignores the flag); "__slowstream__" streams one word every 500 ms (`slowStreamEveryMs`)
+//   for 30 s (`slowStreamMs`) — the reply's words, then " more" — ending with
+//   finish_reason "length", for the stop button.
 // Test hooks: GET /__requests → JSON list of the received /v1/*completions request bodies;
 // POST /__reset clears it.
 //
@@ -170,6 +180,54 @@ function drip(res, status, body, { forMs, everyMs = 250, timers }) {
   res.on('close', stop);
 }
 
+/**
+ * `text` cut into pieces of `n` words, each word with the whitespace before it (and the
+ * last with any after it), so the pieces join to `text` exactly.
+ */
+export function wordPieces(text, n = 1) {
+  const words = text.match(/\s*\S+/g) ?? [];
+  const rest = text.slice(words.join('').length);
+  if (rest && words.length > 0) words[words.length - 1] += rest;
+  else if (rest) words.push(rest);
+  const pieces = [];
+  for (let i = 0; i < words.length; i += n) pieces.push(words.slice(i, i + n).join(''));
+  return pieces;
+}
+
+/**
+ * Sends `pieces` as an OpenAI-style event stream, one event every `everyMs`, then a
+ * last chunk with `finish` as its finish_reason and `data: [DONE]`. `timers` holds the
+ * interval so close() can stop it; a client that goes away stops it too.
+ */
+function streamReply(res, pieces, { isCompletion, id, created, model, finish = 'stop', everyMs, timers }) {
+  const object = isCompletion ? 'text_completion' : 'chat.completion.chunk';
+  const chunk = (piece, finishReason, first = false) => ({
+    id, object, created, model,
+    choices: [
+      isCompletion
+        ? { index: 0, text: piece ?? '', logprobs: null, finish_reason: finishReason }
+        : {
+            index: 0,
+            delta: piece == null ? {} : first ? { role: 'assistant', content: piece } : { content: piece },
+            finish_reason: finishReason,
+          },
+    ],
+  });
+  const event = (data) => res.write(`data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+  res.writeHead(200, { ...CORS, 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+  const queue = pieces.map((piece, i) => () => event(chunk(piece, null, i === 0)));
+  queue.push(() => event(chunk(null, finish)), () => { event('[DONE]'); res.end(); });
+  queue.shift()();
+  const t = setInterval(() => {
+    if (res.destroyed || queue.length === 0) return stop();
+    queue.shift()();
+    if (queue.length === 0) stop();
+  }, everyMs);
+  const stop = () => { clearInterval(t); timers.delete(t); };
+  timers.add(t);
+  res.on('close', stop);
+}
+
 function usage(promptText, completion) {
   const p = Math.ceil(promptText.length / 4);
   const c = Math.ceil(completion.length / 4);
@@ -180,7 +238,17 @@ function usage(promptText, completion) {
  * Starts the fake on host:port (port 0 = a free port). Resolves to
  * { server, port, url, baseUrl, requests, close() }; baseUrl ends in /v1.
  */
-export function startFakeLlm({ host = '127.0.0.1', port = 0, slowMs = 30_000, dripMs = 30_000, log = false } = {}) {
+export function startFakeLlm({
+  host = '127.0.0.1',
+  port = 0,
+  slowMs = 30_000,
+  dripMs = 30_000,
+  streamMs = 30,
+  wordsPerEvent = 2,
+  slowStreamMs = 30_000,
+  slowStreamEveryMs = 500,
+  log = false,
+} = {}) {
   const requests = [];
   const timers = new Set();
   // Hits per special, for the ones that answer differently the second time.
@@ -268,6 +336,20 @@ export function startFakeLlm({ host = '127.0.0.1', port = 0, slowMs = 30_000, dr
         const id = `fake-${++counter}`;
         const created = 1_700_000_000 + counter;
         const model = body.model || 'fake-model';
+        const streaming = body.stream === true && ok === send && !query.includes('__nostream__');
+        if (streaming && query.includes('__slowstream__')) {
+          const count = Math.max(1, Math.floor(slowStreamMs / slowStreamEveryMs));
+          const words = wordPieces(text).slice(0, count);
+          while (words.length < count) words.push(' more');
+          return streamReply(res, words, {
+            isCompletion, id, created, model, finish: 'length', everyMs: slowStreamEveryMs, timers,
+          });
+        }
+        if (streaming) {
+          return streamReply(res, wordPieces(text, wordsPerEvent), {
+            isCompletion, id, created, model, everyMs: streamMs, timers,
+          });
+        }
         if (isCompletion) {
           return ok(res, 200, {
             id, object: 'text_completion', created, model,

@@ -86,7 +86,7 @@ pub async fn send(
     let reply = parse_reply(
         prepared.breakdown.form,
         &completion.text,
-        completion.stopped,
+        completion.at_stop_sequence(),
     );
     Ok(Turn {
         id,

@@ -22,6 +22,7 @@ pub mod ports;
 pub mod question_embedding;
 pub mod redaction;
 pub mod reflect;
+pub mod reply_stream;
 pub mod retry;
 pub mod revise;
 pub mod session;

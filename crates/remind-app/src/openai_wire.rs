@@ -9,19 +9,39 @@ use serde_json::{Value, json};
 use crate::failure_text::{
     RetryContext, describe_non_json, detail_asking_to_wait, error_detail, without_choices,
 };
-use crate::ports::{Completion, CompletionRequest, LlmError};
+use crate::ports::{Completion, CompletionRequest, Ending, LlmError};
 use crate::settings::Endpoint;
 use crate::status_class::{StatusClass, classify_status};
 use remind_core::prompt::RenderedPrompt;
 
-/// The API route and JSON body for a request.
+pub mod stream;
+
+/// The API route and JSON body for a request whose reply comes whole.
 pub fn request(endpoint: &Endpoint, request: &CompletionRequest) -> (&'static str, Value) {
+    request_body(endpoint, request, false)
+}
+
+/// The API route and JSON body for a request whose reply streams as server-sent events
+/// (`"stream": true`), read by [`stream::StreamedReply`]. An endpoint that ignores the
+/// flag answers whole, which that reader also accepts.
+pub fn request_streaming(
+    endpoint: &Endpoint,
+    request: &CompletionRequest,
+) -> (&'static str, Value) {
+    request_body(endpoint, request, true)
+}
+
+fn request_body(
+    endpoint: &Endpoint,
+    request: &CompletionRequest,
+    streaming: bool,
+) -> (&'static str, Value) {
     let common = |mut body: Value| {
         body["model"] = json!(endpoint.model);
         body["max_tokens"] = json!(request.max_tokens);
         body["temperature"] = json!(request.temperature);
         body["stop"] = json!(request.stop);
-        body["stream"] = json!(false);
+        body["stream"] = json!(streaming);
         body
     };
     match &request.prompt {
@@ -69,10 +89,9 @@ pub fn response_with(status: u16, body: &str, retry: RetryContext) -> Result<Com
         .ok_or_else(|| LlmError::Unexpected {
             detail: "the first choice has neither `text` nor `message.content`".into(),
         })?;
-    let stopped = choice["finish_reason"].as_str() == Some("stop");
     Ok(Completion {
         text: text.to_string(),
-        stopped,
+        ending: Ending::from_finish_reason(choice["finish_reason"].as_str()),
     })
 }
 
@@ -106,6 +125,25 @@ mod tests {
     }
 
     #[test]
+    fn a_streaming_request_differs_from_a_whole_one_only_in_asking_to_stream() {
+        let endpoint = Settings::default().endpoint;
+        for prompt in [
+            RenderedPrompt::Completion("p".into()),
+            RenderedPrompt::Chat(vec![ChatMessage {
+                role: ChatRole::User,
+                content: "q".into(),
+            }]),
+        ] {
+            let (whole_route, mut whole) = request(&endpoint, &req(prompt.clone()));
+            let (streamed_route, streamed) = request_streaming(&endpoint, &req(prompt));
+            assert_eq!(whole["stream"], json!(false));
+            assert_eq!(streamed["stream"], json!(true));
+            whole["stream"] = json!(true);
+            assert_eq!((whole_route, whole), (streamed_route, streamed));
+        }
+    }
+
+    #[test]
     fn chat_mode_posts_messages() {
         let endpoint = Settings::default().endpoint;
         let messages = vec![ChatMessage {
@@ -128,7 +166,7 @@ mod tests {
             c,
             Completion {
                 text: " the synonym for a is b".into(),
-                stopped: true
+                ending: Ending::StopSequence
             }
         );
         let c = response(200, r#"{"choices":[{"message":{"role":"assistant","content":"x"},"finish_reason":"length"}]}"#).unwrap();
@@ -136,7 +174,7 @@ mod tests {
             c,
             Completion {
                 text: "x".into(),
-                stopped: false
+                ending: Ending::Finished
             }
         );
     }

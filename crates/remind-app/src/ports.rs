@@ -122,11 +122,59 @@ pub enum StoreError {
 
 pub use remind_core::turn::CompletionRequest;
 
-/// What the model wrote, and whether the server stopped it at a stop sequence.
+/// What the model wrote, and how it came to an end.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Completion {
     pub text: String,
-    pub stopped: bool,
+    pub ending: Ending,
+}
+
+/// How a completion ended: one value, so a reply cannot be both stopped at a stop
+/// sequence and stopped by the user.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// The server ended it without reporting a stop (`finish_reason` `length`, another
+    /// reason, or none): it may be cut at the token limit.
+    Finished,
+    /// The server stopped it (`finish_reason` `stop`): at one of the request's stop
+    /// sequences, or where the model itself ended.
+    StopSequence,
+    /// The user stopped it while it streamed: the text is what had arrived, cut
+    /// anywhere, perhaps mid-word. It is not the model's answer, so nothing of a turn
+    /// stopped by the user may be written to memory (a lesson, a verified example).
+    StoppedByUser,
+}
+
+impl Ending {
+    /// The ending an OpenAI `finish_reason` reports, as the non-streaming parse has
+    /// always read it: only `stop` is a stop.
+    pub fn from_finish_reason(reason: Option<&str>) -> Ending {
+        match reason {
+            Some("stop") => Ending::StopSequence,
+            _ => Ending::Finished,
+        }
+    }
+}
+
+impl Completion {
+    /// What had arrived when the user pressed stop.
+    pub fn stopped_by_user(text: String) -> Completion {
+        Completion {
+            text,
+            ending: Ending::StoppedByUser,
+        }
+    }
+
+    /// Whether the server stopped it, so a missing end marker is no problem of the
+    /// reply (what `reply::parse_reply` calls `stopped`).
+    pub fn at_stop_sequence(&self) -> bool {
+        self.ending == Ending::StopSequence
+    }
+
+    /// Whether the user cut it short; such a reply must never be written to memory.
+    pub fn is_stopped_by_user(&self) -> bool {
+        self.ending == Ending::StoppedByUser
+    }
 }
 
 /// An OpenAI-compatible language model endpoint.
@@ -136,7 +184,32 @@ pub trait LanguageModel {
         endpoint: &Endpoint,
         request: &CompletionRequest,
     ) -> Result<Completion, LlmError>;
+
+    /// `complete`, showing the reply as it is generated: `reply.show` receives the
+    /// whole text so far each time it grows, and a press of `reply`'s stop ends the
+    /// request at once with `Ok` of what had arrived, its ending
+    /// [`Ending::StoppedByUser`].
+    ///
+    /// This default, for models that cannot stream, waits for the whole reply and
+    /// shows it once; a stop still ends the wait at once (the request is dropped,
+    /// which in the browser aborts its fetch) with an empty text.
+    async fn complete_streaming(
+        &self,
+        endpoint: &Endpoint,
+        request: &CompletionRequest,
+        reply: &ReplyStream<'_>,
+    ) -> Result<Completion, LlmError> {
+        let Some(completion) = reply.unless_stopped(self.complete(endpoint, request)).await else {
+            return Ok(Completion::stopped_by_user(String::new()));
+        };
+        let completion = completion?;
+        reply.show(&completion.text);
+        Ok(completion)
+    }
 }
+
+/// A reply on its way: where its text is shown, and the user's stop.
+pub use crate::reply_stream::{ReplyStream, StopSignal};
 
 /// Why a model request failed; its own module, so its messages may use redaction
 /// without `ports` importing back from a module that imports it.

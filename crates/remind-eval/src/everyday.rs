@@ -641,7 +641,7 @@ fn answer_of(
     let reply = parse_reply(
         prepared.breakdown.form,
         &completion.text,
-        completion.stopped,
+        completion.at_stop_sequence(),
     );
     Ok(reply.answer.clone().unwrap_or_else(|| reply.full_text()))
 }
@@ -1151,7 +1151,7 @@ mod tests {
             sent.set(sent.get() + 1);
             Ok(Completion {
                 text: " Understanding: the distance\nAnswer: About 465 km.\nEND".into(),
-                stopped: true,
+                ending: remind_app::ports::Ending::StopSequence,
             })
         };
         let outcome = replay_arm(

@@ -28,7 +28,7 @@ use crate::step_log::{self, MemoryHit, StepRecord};
 use crate::stream_source::{base_prompt, load_tasks, read_text};
 use crate::table::{RunDescription, render_table};
 use crate::task_stream::RenderedTask;
-use remind_app::ports::{Completion, CompletionRequest, EmbedError, Embedder};
+use remind_app::ports::{Completion, CompletionRequest, EmbedError, Embedder, Ending};
 use remind_core::prompt::PromptMode;
 use remind_core::reply::{ParsedReply, parse_reply};
 use remind_embedder::tract_embedder::TractEmbedder;
@@ -352,7 +352,11 @@ fn read_answers(path: &Path) -> HashMap<String, Completion> {
                 v["prompt"].as_str()?.to_string(),
                 Completion {
                     text: v["text"].as_str()?.to_string(),
-                    stopped: v["stopped"].as_bool()?,
+                    ending: if v["stopped"].as_bool()? {
+                        Ending::StopSequence
+                    } else {
+                        Ending::Finished
+                    },
                 },
             ))
         })
@@ -365,7 +369,7 @@ fn keep_answer(path: &Path, prompt: &str, completion: &Completion) {
     let line = serde_json::json!({
         "prompt": prompt,
         "text": completion.text,
-        "stopped": completion.stopped,
+        "stopped": completion.at_stop_sequence(),
     });
     let written = std::fs::OpenOptions::new()
         .create(true)
@@ -533,7 +537,7 @@ fn run_arm(shared: &Shared<'_>, job: ArmJob) -> Result<(), EvalError> {
         let reply = parse_reply(
             prepared.form,
             &sent.completion.text,
-            sent.completion.stopped,
+            sent.completion.at_stop_sequence(),
         );
         let judged = state.observe(index, task, embedding, &reply);
         let record = step_record(
@@ -598,7 +602,7 @@ fn step_record(
         prompt: prepared.request.prompt.display_text(),
         prompt_tokens: prepared.request.prompt.estimated_tokens(),
         completion: sent.completion.text.clone(),
-        stopped: sent.completion.stopped,
+        stopped: sent.completion.at_stop_sequence(),
         understanding: reply.understanding.clone(),
         answer: reply.answer.clone(),
         problems: reply.problems.clone(),

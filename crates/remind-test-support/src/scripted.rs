@@ -9,8 +9,8 @@ use std::rc::Rc;
 use crate::in_memory_store::InMemoryStore;
 use crate::in_process_embeddings::NoEmbeddings;
 use remind_app::ports::{
-    Clock, Completion, CompletionRequest, EmbeddingService, IdSource, LanguageModel, LlmError,
-    MemoryStore, SettingsStore, StoreChange, StoreError,
+    Clock, Completion, CompletionRequest, EmbeddingService, Ending, IdSource, LanguageModel,
+    LlmError, MemoryStore, ReplyStream, SettingsStore, StoreChange, StoreError,
 };
 use remind_app::session::{Ports, Session};
 use remind_app::settings::{Endpoint, Settings};
@@ -108,8 +108,32 @@ impl LanguageModel for ScriptedModel {
             .unwrap_or_else(|| ScriptedModel::reply_in(form_of(&request.prompt), &query));
         Ok(Completion {
             text,
-            stopped: false,
+            ending: Ending::Finished,
         })
+    }
+
+    /// The same reply as `complete`, shown a word at a time (each word with the space
+    /// after it). A stop pressed while a word is shown (a test presses it from the
+    /// `show` callback) ends the reply there, as the browser's stop button would.
+    async fn complete_streaming(
+        &self,
+        endpoint: &Endpoint,
+        request: &CompletionRequest,
+        reply: &ReplyStream<'_>,
+    ) -> Result<Completion, LlmError> {
+        if reply.is_stopped() {
+            return Ok(Completion::stopped_by_user(String::new()));
+        }
+        let whole = self.complete(endpoint, request).await?;
+        let mut so_far = String::new();
+        for word in whole.text.split_inclusive(' ') {
+            so_far.push_str(word);
+            reply.show(&so_far);
+            if reply.is_stopped() {
+                return Ok(Completion::stopped_by_user(so_far));
+            }
+        }
+        Ok(whole)
     }
 }
 
