@@ -72,8 +72,11 @@ fn TurnView(entry: ConversationEntry, latest: Signal<bool>) -> impl IntoView {
         question,
         temporary,
         state,
+        streamed,
+        stop,
         ..
     } = entry;
+    let stop = StoredValue::new(stop);
     let state_tag = move || match state.get() {
         TurnState::Asking => "asking",
         TurnState::Answered(_) => "answered",
@@ -81,8 +84,21 @@ fn TurnView(entry: ConversationEntry, latest: Signal<bool>) -> impl IntoView {
         TurnState::Failed(_) => "failed",
     };
     let error_id = turn_element_id("turn-error");
+    let stop_id = turn_element_id("turn-stop");
     let body = move || match state.get() {
-        TurnState::Asking => view! { <p class="status turn-asking">"Asking…"</p> }.into_any(),
+        TurnState::Asking => view! {
+            <p class="turn-streamed" aria-busy="true">
+                {move || {
+                    let text = streamed.get();
+                    if text.is_empty() { "Asking…".to_string() } else { text }
+                }}
+            </p>
+            <button id=stop_id type="button" class="secondary turn-stop"
+                on:click=move |_| stop.with_value(|stop| stop.stop())>
+                "Stop"
+            </button>
+        }
+        .into_any(),
         TurnState::Failed(message) => view! {
             <p id=error_id class="error turn-error" role="alert">{message}</p>
         }

@@ -12,8 +12,9 @@ use crate::ui::yield_to_browser::yield_to_browser;
 use crate::wiring::{PageConversations, PageSession};
 use remind_app::ask::Turn;
 use remind_app::conversation::{ConversationError, Conversations, SavedTurn};
-use remind_app::ports::EmbedderStatus;
+use remind_app::ports::{EmbedderStatus, ReplyStream, StopSignal};
 use remind_app::question_embedding::LessonsEmbedded;
+use remind_app::session::AskMode;
 use remind_core::memory::FeedbackMemory;
 use remind_core::record::RecordId;
 use remind_core::stored_rows::UnreadableRecord;
@@ -39,6 +40,10 @@ pub struct ConversationEntry {
     /// turn may be written.
     pub temporary: bool,
     pub state: RwSignal<TurnState>,
+    /// The reply as it streams in, while the turn is asking.
+    pub streamed: RwSignal<String>,
+    /// The stop button's end of this turn's reply.
+    pub stop: StopSignal,
 }
 
 /// How a question is asked.
@@ -243,25 +248,20 @@ impl PageContext {
     /// is kept in the log once answered.
     pub async fn ask(&self, question: String, kind: AskKind) {
         let temporary = self.temporary.get_untracked();
-        let state = RwSignal::new(TurnState::Asking);
-        let key = self.next_entry_key.get_value();
-        self.next_entry_key.set_value(key + 1);
-        self.conversation.update(|entries| {
-            entries.push(ConversationEntry {
-                key,
-                question: question.clone(),
-                temporary,
-                state,
-            })
+        let entry = self.new_entry(question.clone(), temporary, TurnState::Asking);
+        let (state, streamed) = (entry.state, entry.streamed);
+        let reply = ReplyStream::new(entry.stop.clone(), move |text| {
+            streamed.set(text.to_string())
         });
-        let session = self.session();
-        let outcome = match (&kind, temporary) {
-            (_, true) => session.ask_temporarily(&question).await,
-            (AskKind::WithMemory, false) => session.ask(&question).await,
+        self.conversation.update(|entries| entries.push(entry));
+        let mode = match (&kind, temporary) {
+            (_, true) => AskMode::Temporary,
+            (AskKind::WithMemory, false) => AskMode::WithMemory,
             (AskKind::WithClarificationForThisTurn(clarification), false) => {
-                session.ask_with(&question, Some(clarification)).await
+                AskMode::WithClarificationForThisTurn(clarification)
             }
         };
+        let outcome = self.session().ask_shown(&question, mode, &reply).await;
         match outcome {
             Ok(turn) => {
                 if !temporary {
@@ -331,13 +331,20 @@ impl PageContext {
     }
 
     fn restored_entry(&self, saved: SavedTurn) -> ConversationEntry {
+        let question = saved.question.clone();
+        self.new_entry(question, false, TurnState::Restored(Box::new(saved)))
+    }
+
+    fn new_entry(&self, question: String, temporary: bool, state: TurnState) -> ConversationEntry {
         let key = self.next_entry_key.get_value();
         self.next_entry_key.set_value(key + 1);
         ConversationEntry {
             key,
-            question: saved.question.clone(),
-            temporary: false,
-            state: RwSignal::new(TurnState::Restored(Box::new(saved))),
+            question,
+            temporary,
+            state: RwSignal::new(state),
+            streamed: RwSignal::new(String::new()),
+            stop: StopSignal::new(),
         }
     }
 }

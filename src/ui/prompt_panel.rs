@@ -67,7 +67,7 @@ pub fn PromptPanel(turn: Turn) -> impl IntoView {
             {standing_left_out}
             <p>"Verified examples used:"</p>
             <ul id=turn_element_id("prompt-examples")>{examples}</ul>
-            <pre id=turn_element_id("prompt-sent")>{sent}</pre>
+            <pre id=turn_element_id("prompt-sent") tabindex="0">{sent}</pre>
         </details>
     }
 }

@@ -11,6 +11,7 @@ use crate::ui::prompt_panel::PromptPanel;
 use crate::ui::turn_place::turn_element_id;
 use crate::ui::turn_source::TurnSource;
 use remind_app::ask::Turn;
+use remind_core::reply::ReplyProblem;
 
 /// Shown where the model gave no understanding or no answer.
 pub const NOT_STATED: &str = "(not stated)";
@@ -28,7 +29,15 @@ pub fn Reply(turn: Turn, temporary: bool) -> impl IntoView {
         .answer
         .clone()
         .unwrap_or_else(|| NOT_STATED.to_string());
-    let problems: Vec<&'static str> = turn.reply.problems.iter().map(|p| p.describe()).collect();
+    let stopped = turn.completion.is_stopped_by_user();
+    // A reply the user stopped has no end, and that is no fault of the model's.
+    let problems: Vec<&'static str> = turn
+        .reply
+        .problems
+        .iter()
+        .filter(|p| !(stopped && **p == ReplyProblem::NoEnd))
+        .map(|p| p.describe())
+        .collect();
     let applied = (!turn.prepared.applied.is_empty()).then(|| {
         let lessons = turn.prepared.applied.clone();
         view! {
@@ -46,13 +55,17 @@ pub fn Reply(turn: Turn, temporary: bool) -> impl IntoView {
     let suggestion = turn.prepared.suggestion.clone().map(|suggestion| {
         view! { <LessonSuggestion suggestion question=turn.prepared.question.clone()/> }
     });
+    let stopped_note = stopped.then(|| {
+        view! { <p class="turn-stopped hint">"You stopped this reply before it finished; ask again for the whole answer."</p> }
+    });
     let confirmable =
-        !temporary && turn.reply.understanding.is_some() && turn.reply.answer.is_some();
+        !temporary && !stopped && turn.reply.understanding.is_some() && turn.reply.answer.is_some();
     let confirm = confirmable
         .then(|| view! { <ConfirmAnswer source=TurnSource::Live(Box::new(turn.clone()))/> });
     view! {
         {applied}
         <ParsedReplyView understanding answer/>
+        {stopped_note}
         <ul class="problems">
             {problems.into_iter().map(|p| view! { <li>{p}</li> }).collect_view()}
         </ul>

@@ -37,7 +37,9 @@ pub fn RestoredReply(saved: SavedTurn) -> impl IntoView {
             </aside>
         }
     });
-    let confirmable = saved.reply.understanding.is_some() && saved.reply.answer.is_some();
+    let confirmable = !saved.stopped_by_user
+        && saved.reply.understanding.is_some()
+        && saved.reply.answer.is_some();
     let confirm =
         confirmable.then(|| view! { <ConfirmAnswer source=TurnSource::Saved(saved.clone())/> });
     let prompt = saved.prompt.clone();
@@ -47,7 +49,7 @@ pub fn RestoredReply(saved: SavedTurn) -> impl IntoView {
         {confirm}
         <details class="prompt-panel" id=turn_element_id("prompt-panel")>
             <summary>"Show prompt"</summary>
-            <pre id=turn_element_id("prompt-sent")>{prompt}</pre>
+            <pre id=turn_element_id("prompt-sent") tabindex="0">{prompt}</pre>
         </details>
     }
 }

@@ -7,7 +7,7 @@
 
 use thiserror::Error;
 
-use crate::ports::{Completion, LanguageModel, LlmError};
+use crate::ports::{Completion, LanguageModel, LlmError, ReplyStream};
 use crate::settings::Settings;
 use remind_core::learning_curve::TurnId;
 use remind_core::prompt::{PromptError, PromptTemplate};
@@ -71,18 +71,22 @@ pub fn page_turn_config<'a>(
     }
 }
 
-/// Sends a prepared turn and parses the reply.
+/// Sends a prepared turn, showing the reply through `reply` as it is generated, and
+/// parses it. A reply the user stopped is parsed as far as it came.
 pub async fn send(
     llm: &impl LanguageModel,
     settings: &Settings,
     prepared: PreparedTurn,
     id: TurnId,
+    reply: &ReplyStream<'_>,
 ) -> Result<Turn, AskError> {
     settings
         .endpoint
         .validate()
         .map_err(LlmError::BadSettings)?;
-    let completion = llm.complete(&settings.endpoint, &prepared.request).await?;
+    let completion = llm
+        .complete_streaming(&settings.endpoint, &prepared.request, reply)
+        .await?;
     let reply = parse_reply(
         prepared.breakdown.form,
         &completion.text,

@@ -22,6 +22,10 @@ pub enum ExampleError {
     )]
     NothingToConfirm,
     #[error(
+        "this reply was stopped before it finished, so it is not the model's whole answer; ask again and confirm the finished reply"
+    )]
+    StoppedByUser,
+    #[error(
         "this lesson is a clarification, not a verified example; withdraw it from the memory list instead"
     )]
     NotAnExample(RecordId),
@@ -58,6 +62,9 @@ pub async fn confirm_answer(
     ids: &impl IdSource,
     turn: &Turn,
 ) -> (Option<FeedbackMemory>, Result<Confirmed, ExampleError>) {
+    if turn.completion.is_stopped_by_user() {
+        return (None, Err(ExampleError::StoppedByUser));
+    }
     let (Some(understanding), Some(answer)) = (
         non_empty(turn.reply.understanding.as_ref()),
         non_empty(turn.reply.answer.as_ref()),

@@ -39,6 +39,10 @@ pub struct SavedTurn {
     /// one.
     #[serde(default)]
     pub one_time: Option<String>,
+    /// The user stopped the reply before it finished: it is not the model's whole
+    /// answer, so it is never confirmed into memory.
+    #[serde(default)]
+    pub stopped_by_user: bool,
 }
 
 /// A lesson applied to a saved turn, as it read then (it may since have changed).
@@ -84,6 +88,7 @@ impl SavedTurn {
             lessons,
             prompt: turn.prepared.request.prompt.display_text(),
             one_time: turn.prepared.one_time_clarification().map(str::to_string),
+            stopped_by_user: turn.completion.is_stopped_by_user(),
         }
     }
 }
@@ -275,6 +280,7 @@ mod tests {
             lessons: Vec::new(),
             prompt: "prompt".into(),
             one_time: None,
+            stopped_by_user: false,
         }
     }
 

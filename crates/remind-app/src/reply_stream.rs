@@ -27,6 +27,12 @@ impl<'a> ReplyStream<'a> {
         }
     }
 
+    /// A reply shown to no one and never stopped: for callers that only want the
+    /// finished turn (the tests, the harness's replays).
+    pub fn unshown() -> Self {
+        ReplyStream::new(StopSignal::new(), |_| {})
+    }
+
     /// Shows the reply's whole text so far (not just what was added).
     pub fn show(&self, text_so_far: &str) {
         (self.show)(text_so_far);

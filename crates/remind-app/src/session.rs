@@ -17,8 +17,8 @@ use crate::confirm::{self, Confirmed, ExampleError};
 use crate::conversation::SavedTurn;
 use crate::correct::{self, CorrectError, Correction, CorrectionOutcome};
 use crate::ports::{
-    Clock, Completion, EmbedError, EmbedderStatus, EmbeddingService, IdSource, LanguageModel,
-    MemoryStore, SettingsStore, StoreError,
+    Clock, Completion, EmbedError, EmbedderStatus, EmbeddingService, Ending, IdSource,
+    LanguageModel, MemoryStore, ReplyStream, SettingsStore, StoreError,
 };
 use crate::question_embedding::{self, LessonsEmbedded, embed_question};
 use crate::reflect::{self, ReflectError};
@@ -52,6 +52,19 @@ pub struct Ports<S, L, C, I, P, E> {
     pub settings: P,
     /// Sentence embeddings for semantic retrieval; `NoEmbeddings` for wording only.
     pub embedder: E,
+}
+
+/// How the page asks a question.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AskMode<'a> {
+    /// With the stored lessons and verified examples that fit it.
+    WithMemory,
+    /// Again, with the user's clarification for this turn in place of the stored
+    /// lessons (standing preferences stay); not a new point on the learning curve.
+    WithClarificationForThisTurn(&'a str),
+    /// A temporary conversation: no lesson or example is read, and nothing is written
+    /// (no count, no turn log); the question goes to the model as asked.
+    Temporary,
 }
 
 /// Whether a turn reads the memory.
@@ -314,7 +327,8 @@ where
 
     /// Asks the model, with the best-fitting stored lesson attached.
     pub async fn ask(&self, question: &str) -> Result<Turn, AskError> {
-        self.ask_with(question, None).await
+        self.ask_shown(question, AskMode::WithMemory, &ReplyStream::unshown())
+            .await
     }
 
     /// Asks again with a one-time clarification in place of any stored lesson.
@@ -323,11 +337,43 @@ where
         question: &str,
         one_time_clarification: Option<&str>,
     ) -> Result<Turn, AskError> {
-        let memory_use = MemoryUse::Read {
-            one_time_clarification,
+        let mode = match one_time_clarification {
+            Some(clarification) => AskMode::WithClarificationForThisTurn(clarification),
+            None => AskMode::WithMemory,
+        };
+        self.ask_shown(question, mode, &ReplyStream::unshown())
+            .await
+    }
+
+    /// A temporary conversation's turn (see [`AskMode::Temporary`]).
+    pub async fn ask_temporarily(&self, question: &str) -> Result<Turn, AskError> {
+        self.ask_shown(question, AskMode::Temporary, &ReplyStream::unshown())
+            .await
+    }
+
+    /// Asks `question` as `mode` says, showing the reply through `reply` as it is
+    /// generated; the user's stop on `reply` ends it with what had arrived
+    /// ([`crate::ports::Ending::StoppedByUser`]).
+    pub async fn ask_shown(
+        &self,
+        question: &str,
+        mode: AskMode<'_>,
+        reply: &ReplyStream<'_>,
+    ) -> Result<Turn, AskError> {
+        let memory_use = match mode {
+            AskMode::WithMemory => MemoryUse::Read {
+                one_time_clarification: None,
+            },
+            AskMode::WithClarificationForThisTurn(clarification) => MemoryUse::Read {
+                one_time_clarification: Some(clarification),
+            },
+            AskMode::Temporary => MemoryUse::None,
         };
         let (prepared, id) = self.prepare(question, memory_use).await?;
-        let turn = ask::send(&self.ports.llm, &self.settings(), prepared, id).await?;
+        let turn = ask::send(&self.ports.llm, &self.settings(), prepared, id, reply).await?;
+        if mode == AskMode::Temporary {
+            return Ok(turn);
+        }
         for applied in &turn.prepared.applied {
             // Bookkeeping only: a failed count loses one statistic, never a lesson,
             // so it does not fail the turn.
@@ -336,7 +382,7 @@ where
         }
         // A retry with a one-time clarification is the same question again, not a new
         // point on the learning curve.
-        if one_time_clarification.is_none() {
+        if mode == AskMode::WithMemory {
             let examples_used = u32::try_from(turn.prepared.examples.len()).unwrap_or(u32::MAX);
             let asked = TurnEventKind::Asked {
                 lesson_applied: !turn.prepared.applied.is_empty(),
@@ -345,13 +391,6 @@ where
             self.log_turn(&turn.id, asked).await;
         }
         Ok(turn)
-    }
-
-    /// A temporary conversation's turn: no lesson or example is read, and nothing is
-    /// written (no count, no turn log); the question goes to the model as asked.
-    pub async fn ask_temporarily(&self, question: &str) -> Result<Turn, AskError> {
-        let (prepared, id) = self.prepare(question, MemoryUse::None).await?;
-        ask::send(&self.ports.llm, &self.settings(), prepared, id).await
     }
 
     /// A turn kept from an earlier visit, made whole again so it can be corrected or
@@ -368,7 +407,11 @@ where
             prepared,
             completion: Completion {
                 text: saved.completion.clone(),
-                stopped: false,
+                ending: if saved.stopped_by_user {
+                    Ending::StoppedByUser
+                } else {
+                    Ending::Finished
+                },
             },
             reply: saved.reply.clone(),
         })

@@ -8,11 +8,13 @@ use remind_test_support as support;
 
 use std::cell::RefCell;
 
+use remind_app::confirm::ExampleError;
 use remind_app::conversation::{
     ConversationError, ConversationKeeper, ConversationLog, Conversations,
 };
 use remind_app::correct::{Correction, CorrectionOutcome};
-use remind_app::ports::MemoryStore;
+use remind_app::ports::{MemoryStore, ReplyStream, StopSignal};
+use remind_app::session::AskMode;
 use remind_core::memory_key::MemoryKey;
 use remind_core::record::{Reach, RecordKind};
 use remind_core::write_gate::Durability;
@@ -169,4 +171,35 @@ fn a_kept_turn_is_confirmed_after_a_reload_as_a_verified_example() {
         &confirmed.example.current.kind,
         RecordKind::VerifiedExample { understanding, .. } if Some(understanding) == saved.reply.understanding.as_ref()
     ));
+}
+
+#[test]
+fn a_reply_the_user_stopped_is_never_kept_as_a_verified_example_even_after_a_reload() {
+    let store = SharedStore::default();
+    let first_visit = session_over(&store, "visit-1");
+    let stop = StopSignal::new();
+    let button = stop.clone();
+    let reply = ReplyStream::new(stop, |text| {
+        if text.split_whitespace().count() >= 3 {
+            button.stop();
+        }
+    });
+    let question = "What is the opposite of < fast > ?";
+    let turn = block_on(first_visit.ask_shown(question, AskMode::WithMemory, &reply)).unwrap();
+    assert!(turn.completion.is_stopped_by_user());
+    assert!(matches!(
+        block_on(first_visit.confirm_answer(&turn)),
+        Err(ExampleError::StoppedByUser)
+    ));
+
+    let keeper = ConversationKeeper::new(LogInMemory::default(), TickingClock::default());
+    let saved = keeper.keep(&turn, |_| String::new()).unwrap().current[0].clone();
+    assert!(saved.stopped_by_user);
+    let second_visit = session_over(&store, "visit-2");
+    let resumed = block_on(second_visit.resume_turn(&saved)).unwrap();
+    assert!(matches!(
+        block_on(second_visit.confirm_answer(&resumed)),
+        Err(ExampleError::StoppedByUser)
+    ));
+    assert!(block_on(store.load()).unwrap().is_empty());
 }
