@@ -75,15 +75,26 @@ after(async () => {
   await site?.close();
 });
 
-test('the real local LLM answers through the page with default settings', { skip: SKIP && 'REMIND_SKIP_LLM=1', timeout: 400_000 }, async () => {
+test('the real local LLM streams its answer through the page with default settings', { skip: SKIP && 'REMIND_SKIP_LLM=1', timeout: 400_000 }, async () => {
   const context = await launch(freshProfileDir('smoke'));
   try {
     const page = await firstPage(context);
     await openApp(page, site.url);
     assert.equal(await page.inputValue('#settings-base-url'), `http://${HOST}:${PORT}/v1`, 'default base URL');
+    // Every text the turn shows while the reply streams in.
+    await page.evaluate(() => {
+      window.__streamed = [];
+      new MutationObserver(() => {
+        const text = document.querySelector('#conversation-turns > .turn:last-child .turn-streamed')?.textContent ?? '';
+        if (text && text !== 'Asking…' && window.__streamed.at(-1) !== text) window.__streamed.push(text);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
     const t0 = Date.now();
     const state = await ask(page, 'What is the synonym for < happy > ?', 120_000);
     console.log(`# real LLM turn took ${((Date.now() - t0) / 1000).toFixed(1)}s: ${JSON.stringify(state)}`);
+    const streamed = await page.evaluate(() => window.__streamed);
+    console.log(`# the reply was shown ${streamed.length} times while it streamed; first: ${JSON.stringify(streamed[0])}`);
+    assert.ok(streamed.length >= 2, `the reply appeared as it was generated: ${JSON.stringify(streamed)}`);
     await screenshot(page, 'real-llm-smoke.png');
     assert.equal(state.error ?? '', '', `#turn-error: ${state.error}`);
     assert.ok((state.understanding ?? '') !== '', `#answer-understanding is empty: ${JSON.stringify(state)}`);
