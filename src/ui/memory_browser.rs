@@ -119,13 +119,13 @@ pub fn MemoryBrowser() -> impl IntoView {
                 <span class="flagged-count" data-count=flagged>{flagged_text}</span>
             </summary>
             <div class="memory-filters">
-                <input id="memory-search" type="search" placeholder="Search questions and clarifications"
+                <input id="memory-search" type="search" placeholder="Search questions and clarifications" aria-label="Search lessons"
                     prop:value=text on:input=move |ev| text.set(event_target_value(&ev))/>
-                <select id="memory-kind" prop:value=move || KindFilter::NAMES.name(kind.get())
+                <select id="memory-kind" aria-label="Kind of lesson" prop:value=move || KindFilter::NAMES.name(kind.get())
                     on:change=move |ev| kind.set(KindFilter::NAMES.find(&event_target_value(&ev)).unwrap_or_default())>
                     {kind_options}
                 </select>
-                <select id="memory-state" prop:value=move || StateFilter::NAMES.name(state.get())
+                <select id="memory-state" aria-label="State of lesson" prop:value=move || StateFilter::NAMES.name(state.get())
                     on:change=move |ev| state.set(StateFilter::NAMES.find(&event_target_value(&ev)).unwrap_or_default())>
                     {state_options}
                 </select>

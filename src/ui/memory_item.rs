@@ -170,7 +170,7 @@ pub fn MemoryItem(record: MemoryRecord) -> impl IntoView {
             </div>
             <Show when=move || panel.get() == Panel::Edit>
                 <div class="memory-edit-form">
-                    <textarea class="memory-edit-input" rows="2" prop:value=draft
+                    <textarea class="memory-edit-input" rows="2" aria-label="The lesson's new text" prop:value=draft
                         on:input=move |ev| draft.set(event_target_value(&ev))></textarea>
                     <button type="button" class="memory-edit-save" prop:disabled=busy
                         on:click=move |_| { change.dispatch(LessonChange::Edit(draft.get_untracked())); }>"Save edit"</button>

@@ -41,6 +41,7 @@ test('every panel state passes axe with no serious or critical violation, light 
       await assertAccessible(page, `the empty page (${scheme})`);
     }
     await page.emulateMedia({ colorScheme: 'light' });
+    await page.evaluate(() => window.scrollTo(0, 0));
     await shot(page, 'first-visit');
 
     await ask(page, 'What is like < fast > ?');
