@@ -345,8 +345,11 @@ fn each_platform_dependency_lives_in_one_adapter() {
         ("tract_onnx", "crates/remind-embedder/src/tract_embedder.rs"),
         ("ureq", "crates/remind-eval/src/blocking_http_llm.rs"),
     ];
-    // HTTP has one adapter per port it fills, each sending through reqwest.
-    let other_homes = [("reqwest", "src/adapters/http_model_catalog.rs")];
+    // HTTP and localStorage have one adapter per port they fill.
+    let other_homes = [
+        ("reqwest", "src/adapters/http_model_catalog.rs"),
+        ("gloo_storage", "src/adapters/local_conversations.rs"),
+    ];
     let sources: Vec<PathBuf> = packages()
         .values()
         .flat_map(|p| rust_files(&p.dir.join("src")))

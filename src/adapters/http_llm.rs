@@ -22,7 +22,6 @@ use remind_app::llm_error::scrub;
 use remind_app::openai_wire;
 use remind_app::openai_wire::stream::StreamedReply;
 use remind_app::ports::{Completion, CompletionRequest, LanguageModel, LlmError, ReplyStream};
-use remind_app::redaction::{has_credentials, redact_url};
 use remind_app::retry::{RetryPolicy, parse_retry_after};
 use remind_app::settings::Endpoint;
 use remind_app::status_class::{StatusClass, classify_status};
@@ -80,7 +79,7 @@ impl HttpLanguageModel {
         request: &CompletionRequest,
     ) -> Result<Completion, LlmError> {
         let (route, body) = openai_wire::request(endpoint, request);
-        let url = sendable_url(endpoint, route)?;
+        let url = endpoint.sendable_url(route)?;
         let policy = RetryPolicy::PAGE;
         let mut attempts = 0;
         let mut retried_after = None;
@@ -182,7 +181,7 @@ impl HttpLanguageModel {
         reply: &ReplyStream<'_>,
     ) -> Result<Completion, LlmError> {
         let (route, body) = openai_wire::request_streaming(endpoint, request);
-        let url = sendable_url(endpoint, route)?;
+        let url = endpoint.sendable_url(route)?;
         let limit = request_timeout(endpoint);
         let timed_out = || LlmError::TimedOut {
             url: url.clone(),
@@ -307,20 +306,6 @@ impl Silence {
         let silent_ms = (js_sys::Date::now() - self.since).max(0.0) as u64;
         self.limit.saturating_sub(Duration::from_millis(silent_ms))
     }
-}
-
-/// The URL of `route`, unless the browser would refuse to send to it.
-fn sendable_url(endpoint: &Endpoint, route: &str) -> Result<String, LlmError> {
-    let url = endpoint.url_of(route);
-    if has_credentials(&url) {
-        // fetch() throws on such a URL before sending anything, which would
-        // otherwise read as "could not reach the model".
-        return Err(LlmError::BadSettings(format!(
-            "the base URL {} carries a user name or password, which the browser refuses to send. Remove them from the URL and put the key in the API key field.",
-            redact_url(endpoint.base_url.trim())
-        )));
-    }
-    Ok(url)
 }
 
 /// The wait a reply's `Retry-After` asks for. Cross-origin, the page sees the header

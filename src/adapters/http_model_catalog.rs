@@ -10,7 +10,6 @@ use std::time::Duration;
 use remind_app::deadline::{reached_deadline, request_timeout};
 use remind_app::llm_error::{LlmError, scrub};
 use remind_app::model_catalog::{MODELS_ROUTE, ModelCatalog, models_from_response};
-use remind_app::redaction::{has_credentials, redact_url};
 use remind_app::settings::Endpoint;
 
 #[derive(Clone, Default)]
@@ -28,14 +27,7 @@ impl ModelCatalog for HttpModelCatalog {
 
 impl HttpModelCatalog {
     async fn fetch_models(&self, endpoint: &Endpoint) -> Result<Vec<String>, LlmError> {
-        let url = endpoint.url_of(MODELS_ROUTE);
-        if has_credentials(&url) {
-            // fetch() throws on such a URL before sending anything.
-            return Err(LlmError::BadSettings(format!(
-                "the base URL {} carries a user name or password, which the browser refuses to send. Remove them from the URL and put the key in the API key field.",
-                redact_url(endpoint.base_url.trim())
-            )));
-        }
+        let url = endpoint.sendable_url(MODELS_ROUTE)?;
         let limit = request_timeout(endpoint);
         let started = js_sys::Date::now();
         // The browser reports an aborted body read as a decoding error; the clock tells

@@ -11,24 +11,14 @@ use crate::ui::prompt_panel::PromptPanel;
 use crate::ui::turn_place::turn_element_id;
 use crate::ui::turn_source::TurnSource;
 use remind_app::ask::Turn;
-use remind_core::reply::ReplyProblem;
+use remind_core::reply::{ParsedReply, ReplyProblem};
 
 /// Shown where the model gave no understanding or no answer.
-pub const NOT_STATED: &str = "(not stated)";
+const NOT_STATED: &str = "(not stated)";
 
 /// `temporary`: asked in a temporary conversation, so nothing of it may be kept.
 #[component]
 pub fn Reply(turn: Turn, temporary: bool) -> impl IntoView {
-    let understanding = turn
-        .reply
-        .understanding
-        .clone()
-        .unwrap_or_else(|| NOT_STATED.to_string());
-    let answer = turn
-        .reply
-        .answer
-        .clone()
-        .unwrap_or_else(|| NOT_STATED.to_string());
     let stopped = turn.completion.is_stopped_by_user();
     // A reply the user stopped has no end, and that is no fault of the model's.
     let problems: Vec<&'static str> = turn
@@ -64,7 +54,7 @@ pub fn Reply(turn: Turn, temporary: bool) -> impl IntoView {
         .then(|| view! { <ConfirmAnswer source=TurnSource::Live(Box::new(turn.clone()))/> });
     view! {
         {applied}
-        <ParsedReplyView understanding answer/>
+        <ParsedReplyView reply=turn.reply.clone()/>
         {stopped_note}
         <ul class="problems">
             {problems.into_iter().map(|p| view! { <li>{p}</li> }).collect_view()}
@@ -77,7 +67,9 @@ pub fn Reply(turn: Turn, temporary: bool) -> impl IntoView {
 
 /// The understanding and the answer, line breaks kept; text, never HTML.
 #[component]
-pub fn ParsedReplyView(understanding: String, answer: String) -> impl IntoView {
+pub fn ParsedReplyView(reply: ParsedReply) -> impl IntoView {
+    let stated = |part: Option<String>| part.unwrap_or_else(|| NOT_STATED.to_string());
+    let (understanding, answer) = (stated(reply.understanding), stated(reply.answer));
     view! {
         <dl class="parsed">
             <dt>"Understanding"</dt>

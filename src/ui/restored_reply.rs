@@ -6,23 +6,13 @@ use leptos::prelude::*;
 
 use crate::ui::confirm_answer::ConfirmAnswer;
 use crate::ui::lesson_chip::LessonChip;
-use crate::ui::reply_view::{NOT_STATED, ParsedReplyView};
+use crate::ui::reply_view::ParsedReplyView;
 use crate::ui::turn_place::turn_element_id;
 use crate::ui::turn_source::TurnSource;
 use remind_app::conversation::SavedTurn;
 
 #[component]
 pub fn RestoredReply(saved: SavedTurn) -> impl IntoView {
-    let understanding = saved
-        .reply
-        .understanding
-        .clone()
-        .unwrap_or_else(|| NOT_STATED.to_string());
-    let answer = saved
-        .reply
-        .answer
-        .clone()
-        .unwrap_or_else(|| NOT_STATED.to_string());
     let applied = (!saved.lessons.is_empty()).then(|| {
         let chips = saved
             .lessons
@@ -45,7 +35,7 @@ pub fn RestoredReply(saved: SavedTurn) -> impl IntoView {
     let prompt = saved.prompt.clone();
     view! {
         {applied}
-        <ParsedReplyView understanding answer/>
+        <ParsedReplyView reply=saved.reply.clone()/>
         {confirm}
         <details class="prompt-panel" id=turn_element_id("prompt-panel")>
             <summary>"Show prompt"</summary>

@@ -6,7 +6,9 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::llm_error::LlmError;
 use crate::ports::StoreError;
+use crate::redaction::{has_credentials, redact_url};
 use remind_core::prompt::{PromptMode, TokenBudget};
 
 pub const DEFAULT_BASE_URL: &str = "http://127.0.0.1:8081/v1";
@@ -114,6 +116,20 @@ impl Endpoint {
     /// The full URL of an API route, e.g. `completions`.
     pub fn url_of(&self, route: &str) -> String {
         format!("{}/{route}", self.base_url.trim().trim_end_matches('/'))
+    }
+
+    /// The URL of `route`, unless the browser would refuse to fetch it: `fetch()` throws
+    /// on a URL holding a user name or password before sending anything, which would
+    /// otherwise read as "could not reach the model".
+    pub fn sendable_url(&self, route: &str) -> Result<String, LlmError> {
+        let url = self.url_of(route);
+        if has_credentials(&url) {
+            return Err(LlmError::BadSettings(format!(
+                "the base URL {} carries a user name or password, which the browser refuses to send. Remove them from the URL and put the key in the API key field.",
+                redact_url(self.base_url.trim())
+            )));
+        }
+        Ok(url)
     }
 }
 
