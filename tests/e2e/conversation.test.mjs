@@ -151,3 +151,17 @@ test('a lesson chip under an answer opens that lesson in the memory browser', { 
     await context.close().catch(() => {});
   }
 });
+
+test('a long answer keeps its lines and list, and markup in it is shown as text', { timeout: 60_000 }, async () => {
+  const { context, page } = await freshApp(env, 'conversation-long-answer');
+  try {
+    await ask(page, 'What should I pack for a hike? __list__');
+    const answer = page.locator('#answer-answer');
+    assert.equal(await answer.locator('b').count(), 0, 'no element is made of the reply');
+    assert.equal(await answer.textContent(), 'Pack these:\n- water and <b>snacks</b>\n- a rain jacket\n\nEnjoy the hike.');
+    const lines = (await answer.innerText()).split('\n');
+    assert.deepEqual(lines.slice(0, 3), ['Pack these:', '- water and <b>snacks</b>', '- a rain jacket'], 'the line breaks are shown');
+  } finally {
+    await context.close().catch(() => {});
+  }
+});

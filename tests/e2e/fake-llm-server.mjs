@@ -11,7 +11,8 @@
 // A reflection prompt (ending in "User said: … Rule:") gets a general rule built from the
 // user's words ("… I want a synonym").
 // Specials: "__slow__" waits 30 s, "__badjson__" answers 200 with a non-JSON body,
-// "__500__" answers HTTP 500.
+// "__500__" answers HTTP 500. "__list__" (labelled replies only) answers with several
+// lines, a list and a `<b>` tag, for the page to show as text with its line breaks.
 // Endpoint failures (errors.test.mjs):
 //   "__drip__" sends 200 and its headers at once, then the body one space every 250 ms
 //   for 30 s (`dripMs`) before the JSON, so only a deadline on the body read stops it;
@@ -120,7 +121,10 @@ export function generate(query, labelled = false) {
     default:
       text = ` the definition of ${word} is something`;
   }
-  if (labelled) {
+  if (labelled && query.includes('__list__')) {
+    // A long answer: lines, a list, and markup that must be shown as text.
+    text = ' Understanding: a packing list\nAnswer: Pack these:\n- water and <b>snacks</b>\n- a rain jacket\n\nEnjoy the hike.\n';
+  } else if (labelled) {
     const [, understanding, answer] = /^ (.*?) is (.*)$/.exec(text);
     text = ` Understanding: ${understanding}\nAnswer: ${answer}\n`;
   }
