@@ -15,6 +15,7 @@ mod embedder_status;
 mod endpoint_preset_picker;
 mod import_preview;
 mod json_download;
+mod keyboard_shortcuts;
 mod learning_chart;
 mod lesson_chip;
 mod lesson_suggestion;

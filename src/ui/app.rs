@@ -7,6 +7,7 @@ use crate::ui::ask_form::AskForm;
 use crate::ui::conversation_bar::ConversationBar;
 use crate::ui::conversation_view::ConversationView;
 use crate::ui::embedder_status::EmbedderStatusLine;
+use crate::ui::keyboard_shortcuts::listen_for_shortcuts;
 use crate::ui::learning_chart::LearningChart;
 use crate::ui::memory_browser::MemoryBrowser;
 use crate::ui::memory_notice::MemoryNotice;
@@ -25,6 +26,7 @@ pub fn App() -> impl IntoView {
     let page = PageContext::new(session, page_conversations(), embedder_status);
     provide_context(page);
     page.show_kept_conversation();
+    listen_for_shortcuts(page);
     // Lessons without an embedding from the ready model (an import, a model change)
     // are embedded in the background whenever the memory or the model changes.
     Effect::new(move |_| {

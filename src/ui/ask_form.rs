@@ -4,6 +4,7 @@
 use leptos::ev::SubmitEvent;
 use leptos::prelude::*;
 
+use crate::ui::keyboard_shortcuts::SHORTCUTS_HINT;
 use crate::ui::page_context::{AskKind, use_page};
 
 #[component]
@@ -44,7 +45,7 @@ pub fn AskForm() -> impl IntoView {
                 on:input=move |ev| question.set(event_target_value(&ev))
             />
             <button id="ask-submit" type="submit" prop:disabled=move || page.asking.get()>"Ask"</button>
-            <p id="ask-shortcuts" class="hint">"Enter asks. Tab reaches each turn's controls."</p>
+            <p id="ask-shortcuts" class="hint">{SHORTCUTS_HINT}</p>
             <span id="turn-status" class="status" role="status">{status}</span>
         </form>
     }

@@ -3,19 +3,9 @@
 
 use leptos::prelude::*;
 
+use crate::ui::keyboard_shortcuts::focus_question_box;
 use crate::ui::page_context::use_page;
 use remind_app::conversation::SavedTurn;
-
-/// After the conversation in view changed wholesale, the next thing to do is ask.
-fn focus_question_box() {
-    let input = web_sys::window()
-        .and_then(|window| window.document())
-        .and_then(|document| document.get_element_by_id("ask-input"))
-        .and_then(|element| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(element).ok());
-    if let Some(input) = input {
-        let _ = input.focus();
-    }
-}
 
 #[component]
 pub fn ConversationBar() -> impl IntoView {

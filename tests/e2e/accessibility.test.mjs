@@ -122,7 +122,7 @@ test('at a phone\'s width nothing is wider than the screen and the page passes a
   }
 });
 
-test('the keyboard alone asks, corrects and reaches the new turn', { timeout: 120_000 }, async () => {
+test('the keyboard alone asks, corrects, goes back to the question box and stops a reply', { timeout: 120_000 }, async () => {
   const { context, page } = await freshApp(env, 'a11y-keyboard');
   try {
     await page.focus('#ask-input');
@@ -138,6 +138,17 @@ test('the keyboard alone asks, corrects and reaches the new turn', { timeout: 12
     await page.keyboard.press('Enter');
     await page.locator('#clarification-status[data-state="saved"]').waitFor();
     assert.equal(await page.getAttribute('#clarification-status', 'role'), 'status', 'the outcome is announced');
+
+    // "/" goes back to the question box; Escape stops a reply being generated.
+    await page.focus('#conversation-new');
+    await page.keyboard.press('/');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'ask-input');
+    assert.equal(await page.inputValue('#ask-input'), '', 'the / was not typed');
+    await page.keyboard.type('What is like < big > ? __slowstream__');
+    await page.keyboard.press('Enter');
+    await page.locator('#turn-stop').waitFor();
+    await page.keyboard.press('Escape');
+    await page.locator('.turn-stopped').waitFor({ timeout: 5_000 });
   } finally {
     await context.close().catch(() => {});
   }
