@@ -313,6 +313,17 @@ pub fn record_to_json(record: &MemoryRecord) -> Result<String, serde_json::Error
     serde_json::to_string(&StoredRecord::from(record))
 }
 
+/// A record as an IndexedDB row of schema 3 holds it: the JSON text of every field but
+/// the embedding, and the embedding apart, to be stored as binary (a `Float32Array`)
+/// rather than as hundreds of numbers in text.
+pub fn record_to_json_and_vector(
+    record: &MemoryRecord,
+) -> Result<(String, Option<StoredVector>), serde_json::Error> {
+    let mut stored = StoredRecord::from(record);
+    let embedding = stored.embedding.take();
+    Ok((serde_json::to_string(&stored)?, embedding))
+}
+
 /// A record from the JSON text of an IndexedDB row or an export entry.
 pub fn record_from_json(json: &str) -> Result<MemoryRecord, serde_json::Error> {
     serde_json::from_str::<StoredRecord>(json).map(MemoryRecord::from)
