@@ -15,7 +15,8 @@ use crate::record::{
 use crate::request_pattern::RequestPattern;
 
 /// The record layout this build writes: the fields of the first export format and of
-/// IndexedDB schema 2. A change to it is a new version with a migration, never an edit.
+/// IndexedDB schemas 2 and 3 (where only the embedding's vector is held as binary). A
+/// change to it is a new version with a migration, never an edit.
 pub const STORED_RECORD_LAYOUT: u32 = 1;
 
 /// One record on disk or in a file.
