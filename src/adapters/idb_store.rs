@@ -456,7 +456,8 @@ async fn open() -> Result<IdbDatabase, StoreError> {
         .open_with_u32(DB_NAME, DB_VERSION)
         .map_err(|e| StoreError::Unavailable(describe(&e)))?;
     let gave_up = Rc::new(Cell::new(false));
-    let upgrade_gave_up = gave_up.clone();
+    let upgrading = Rc::new(Cell::new(false));
+    let (upgrade_gave_up, upgrade_started) = (gave_up.clone(), upgrading.clone());
     let on_upgrade =
         Closure::<dyn FnMut(IdbVersionChangeEvent)>::new(move |event: IdbVersionChangeEvent| {
             let Some(target) = event.target() else { return };
@@ -467,12 +468,15 @@ async fn open() -> Result<IdbDatabase, StoreError> {
                 }
                 return;
             }
+            // No longer blocked: the upgrade runs, however long converting the rows
+            // takes, and the open waits for it rather than giving up.
+            upgrade_started.set(true);
             if let (Ok(db), Some(upgrade)) = (request.result(), request.transaction()) {
                 migrate(&db.unchecked_into(), &upgrade, event.old_version() as u32);
             }
         });
     request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
-    let outcome = JsFuture::from(open_promise(&request, gave_up.clone())).await;
+    let outcome = JsFuture::from(open_promise(&request, gave_up.clone(), upgrading)).await;
     if gave_up.get() {
         // The request is still pending behind the blocking tab; its upgrade handler
         // must outlive this call to abort the upgrade when it finally runs.
@@ -512,7 +516,14 @@ fn factory() -> Result<web_sys::IdbFactory, StoreError> {
 /// waited [`OPEN_TIMEOUT_MS`] in all (an open queued behind a blocked upgrade is never
 /// told it is blocked; it just waits). A database that opens after the caller gave up
 /// is closed at once, so it cannot block anyone else.
-fn open_promise(request: &IdbOpenDbRequest, gave_up: Rc<Cell<bool>>) -> Promise {
+///
+/// Once the upgrade has started (`upgrading`), nothing blocks the open any more, so the
+/// time limits no longer apply: a migration of thousands of rows may take seconds.
+fn open_promise(
+    request: &IdbOpenDbRequest,
+    gave_up: Rc<Cell<bool>>,
+    upgrading: Rc<Cell<bool>>,
+) -> Promise {
     Promise::new(&mut |resolve, reject| {
         let settled = Rc::new(Cell::new(false));
         let ok = request.clone();
@@ -540,9 +551,10 @@ fn open_promise(request: &IdbOpenDbRequest, gave_up: Rc<Cell<bool>>) -> Promise 
             let _ = reject_error.call1(&JsValue::NULL, &error);
         });
         let give_up = {
-            let (gave_up, settled) = (gave_up.clone(), settled.clone());
+            let (gave_up, settled, upgrading) =
+                (gave_up.clone(), settled.clone(), upgrading.clone());
             move || {
-                if settled.replace(true) {
+                if upgrading.get() || settled.replace(true) {
                     return;
                 }
                 gave_up.set(true);
@@ -648,19 +660,32 @@ fn embeddings_to_binary(upgrade: &IdbTransaction) {
 
 /// A schema-2 row as schema 3 holds it, or `None` to leave it as it is: it does not
 /// read as a record, or has no embedding whose every value is a number.
+///
+/// Whether it reads is decided as a reload of the converted row would decide it (its
+/// other fields as JSON text, the vector apart), which is what reading it as JSON
+/// decided too, but without turning ten thousand times 384 numbers into text.
 fn with_binary_embedding(key: &JsValue, value: &JsValue) -> Option<JsValue> {
     let embedding = field(value, EMBEDDING)?;
+    let model = field(&embedding, EMBEDDING_MODEL)?.as_string()?;
     let numbers = field(&embedding, EMBEDDING_VECTOR)?;
     if !Array::is_array(&numbers)
         || !Array::from(&numbers).every(&mut |x, _, _| x.as_f64().is_some())
     {
         return None;
     }
-    let row = StoredRow::json(json_text(key).ok()?, json_text(value).ok()?);
-    read_row(&row).ok()?;
-    let converted = Object::assign(&Object::new(), value.unchecked_ref());
-    let binary = Object::assign(&Object::new(), embedding.unchecked_ref());
     let vector = Float32Array::new(&numbers);
+    let converted = Object::assign(&Object::new(), value.unchecked_ref());
+    Reflect::delete_property(&converted, &JsValue::from_str(EMBEDDING)).ok()?;
+    let row = StoredRow {
+        key: json_text(key).ok()?,
+        value: json_text(&converted).ok()?,
+        embedding: Some(StoredVector {
+            model,
+            vector: vector.to_vec(),
+        }),
+    };
+    read_row(&row).ok()?;
+    let binary = Object::assign(&Object::new(), embedding.unchecked_ref());
     Reflect::set(&binary, &JsValue::from_str(EMBEDDING_VECTOR), &vector).ok()?;
     Reflect::set(&converted, &JsValue::from_str(EMBEDDING), &binary).ok()?;
     Some(converted.into())
