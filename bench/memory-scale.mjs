@@ -1,6 +1,15 @@
 // Measures the page with a large memory: imports 1 000 / 10 000 lessons into a real page and prints the import time, the first question after the import, a question's own overhead, and reload-to-usable; ends with the summary line for 10 000.
 //
-//   node bench/memory-scale.mjs [--sizes 1000,10000] [--questions 5]
+//   node bench/memory-scale.mjs [--sizes 1000,10000] [--questions 5] [--embedded]
+//
+// --embedded measures a memory whose every lesson is already embedded by the page's
+// model (what a memory looks like once the background embedding is done, and what a
+// reload then reads: 384 numbers per lesson). An import file cannot hold that many
+// vectors (5 MiB), so the lessons are put straight into a version-2 database, today's
+// layout before schema 3, before the page first opens it: a page of schema 3 migrates
+// it on that first open (its time is printed), and the reload after it reads the
+// layout the page writes. Its questions are worded like stored lessons, so each
+// applies one and writes its usage count.
 //
 // Needs dist/ from `trunk build --release` (REMIND_DIST picks another) and the embedder
 // files (scripts/setup). The model is the fake server of the e2e tests, which answers
@@ -21,6 +30,7 @@ const args = process.argv.slice(2);
 const flag = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] : def);
 const SIZES = flag('--sizes', '1000,10000').split(',').map(Number);
 const QUESTIONS = Number(flag('--questions', 5));
+const EMBEDDED = args.includes('--embedded');
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ms = (x) => Math.round(x);
@@ -79,11 +89,92 @@ async function measure(site, fake, lessons) {
   }
 }
 
+/** The page's model id (src/wiring.rs `embedder_model_id`), so seeded embeddings count as its own. */
+function pageModelId() {
+  const pins = fs.readFileSync(new URL('../scripts/embedder.sha256', import.meta.url), 'utf8');
+  const sha = pins.split('\n').map((l) => l.trim().split(/\s+/)).find(([, name]) => name === 'model.onnx')[0];
+  return `all-minilm-l6-v2-int8-${sha.slice(0, 12)}`;
+}
+
+/**
+ * Creates the page's database at schema version 2 (as idb_store.rs made it) holding
+ * `lessons` records of large-export.mjs, each with a 384-value unit vector of `model`
+ * stored as JSON numbers rounded to 32 bits, as Remind stored them before schema 3.
+ */
+async function seedVersion2(page, records, model) {
+  await page.evaluate(({ records, model }) => new Promise((resolve, reject) => {
+    const open = indexedDB.open('remind', 2);
+    open.onupgradeneeded = () => {
+      const db = open.result;
+      db.createObjectStore('records', { keyPath: 'id' }).createIndex('key', 'key');
+      db.createObjectStore('turn_events', { autoIncrement: true });
+    };
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const db = open.result;
+      const tx = db.transaction('records', 'readwrite');
+      let seed = 1;
+      const next = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648 - 0.5; };
+      for (const record of records) {
+        const raw = Array.from({ length: 384 }, next);
+        const length = Math.hypot(...raw);
+        const vector = raw.map((x) => Math.fround(x / length));
+        tx.objectStore('records').put({
+          ...record,
+          stats: { times_applied: 0, times_failed_after_applied: 0 },
+          change: null,
+          embedding: { model, vector },
+        });
+      }
+      tx.oncomplete = () => { db.close(); resolve(); };
+      tx.onerror = () => { db.close(); reject(tx.error); };
+    };
+  }), { records, model });
+}
+
+async function measureEmbedded(site, fake, lessons) {
+  const { records } = largeExport(lessons);
+  const context = await launch(freshProfileDir('bench-scale-embedded'));
+  try {
+    const page = await firstPage(context);
+    // A document of the site's origin that does not run the page (which would create
+    // the database at its own version first): the favicon.
+    await page.goto(`${site.url}/public/favicon.svg`);
+    await seedVersion2(page, records, pageModelId());
+    await openApp(page, site.url, { embedder: ['ready'] });
+    await waitForMemoryCount(page, lessons, 300_000);
+    const firstOpenMs = await page.evaluate(() => performance.now());
+    await saveSettings(page, { baseUrl: fake.baseUrl });
+    const overheads = [];
+    for (let i = 0; i < QUESTIONS; i += 1) {
+      const lesson = records[(i * 97) % lessons];
+      overheads.push(await timedAsk(page, lesson.question.replace('< fast >', `< word${i} >`)));
+    }
+    await page.reload({ waitUntil: 'commit' });
+    await waitForMemoryCount(page, lessons, 120_000);
+    const reloadMs = await page.evaluate(() => performance.now());
+    return { lessons, firstOpenMs, askMs: median(overheads), reloadMs };
+  } finally {
+    await context.close().catch(() => {});
+  }
+}
+
 const site = await serveDist();
 const fake = await startFakeLlm();
 try {
+  const embeddedResults = [];
+  for (const lessons of EMBEDDED ? SIZES : []) {
+    const r = await measureEmbedded(site, fake, lessons);
+    embeddedResults.push(r);
+    console.log(`${lessons} embedded lessons: first open of the version-2 database ${ms(r.firstOpenMs)} ms, ask overhead ${ms(r.askMs)} ms (median of ${QUESTIONS}), reload to usable ${ms(r.reloadMs)} ms`);
+  }
+  const embedded = embeddedResults.find((r) => r.lessons === 10_000);
+  if (embedded) {
+    const r = embedded;
+    console.log(`memory-scale 10000 embedded: reload ${ms(r.reloadMs)} ms, ask overhead ${ms(r.askMs)} ms, first open of the version-2 database ${ms(r.firstOpenMs)} ms`);
+  }
   const results = [];
-  for (const lessons of SIZES) {
+  for (const lessons of EMBEDDED ? [] : SIZES) {
     const r = await measure(site, fake, lessons);
     results.push(r);
     console.log(`${lessons} lessons (${(r.bytes / 1e6).toFixed(1)} MB file): import ${ms(r.importMs)} ms, first question after import ${ms(r.firstMs)} ms, ask overhead ${ms(r.askMs)} ms (median of ${QUESTIONS}), reload to usable ${ms(r.reloadMs)} ms`);

@@ -5,13 +5,16 @@
 //! database). A change is read, planned and written inside one readwrite transaction:
 //! IndexedDB runs readwrite transactions on the same store one at a time, across tabs,
 //! so no other tab's write can fall between the read a version check saw and the write
-//! it allows. Records are stored as JSON-shaped objects keyed by `id`; a row that does
-//! not decode is set aside untouched (`remind_core::stored_rows`), never overwritten.
+//! it allows. Records are stored as JSON-shaped objects keyed by `id`, their embedding
+//! as a `Float32Array` (schema 3; schema 2 held it as JSON numbers, which took seconds
+//! to read at ten thousand lessons); a row that does not decode is set aside untouched
+//! (`remind_core::stored_rows`), never overwritten. A usage count or a stored embedding
+//! reads and writes only its own records ([`MemoryStore::transact_records`]).
 
 use std::cell::Cell;
 use std::rc::Rc;
 
-use js_sys::{Array, JSON, Promise};
+use js_sys::{Array, Float32Array, JSON, Object, Promise, Reflect};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -23,13 +26,13 @@ use web_sys::{
 use crate::adapters::leave_guard::WriteInFlight;
 use remind_app::ports::{MemoryStore, StoreChange, StoreError};
 use remind_core::learning_curve::TurnEvent;
-use remind_core::record::MemoryRecord;
-use remind_core::stored_record::record_to_json;
-use remind_core::stored_rows::{StoredMemory, StoredRow, read_rows};
+use remind_core::record::{MemoryRecord, RecordId};
+use remind_core::stored_record::{StoredVector, record_to_json_and_vector};
+use remind_core::stored_rows::{StoredMemory, StoredRow, read_row, read_rows};
 
 const DB_NAME: &str = "remind";
 /// Bumped with every schema change; [`migrate`] brings older databases up to date.
-const DB_VERSION: u32 = 2;
+const DB_VERSION: u32 = 3;
 const RECORDS: &str = "records";
 /// The learning curve's turn log (schema version 2): append-only, in key order.
 const TURN_EVENTS: &str = "turn_events";
@@ -58,6 +61,18 @@ impl MemoryStore for IdbStore {
         let _leaving_warns = WriteInFlight::begin();
         let db = open().await?;
         let outcome = transact_in(&db, plan).await;
+        db.close();
+        outcome
+    }
+
+    async fn transact_records(
+        &self,
+        ids: &[RecordId],
+        plan: impl FnOnce(Vec<MemoryRecord>) -> StoreChange,
+    ) -> Result<(), StoreError> {
+        let _leaving_warns = WriteInFlight::begin();
+        let db = open().await?;
+        let outcome = transact_records_in(&db, ids, plan).await;
         db.close();
         outcome
     }
@@ -179,17 +194,81 @@ async fn transact_in(
         }
     };
     let change = plan(stored.records.clone());
+    write_planned(&tx, done, &store, &stored, &change).await
+}
+
+/// The read, the plan and the write of a change to the records `ids` alone, in one
+/// readwrite transaction: each is read with its own `get` (issued together), so a
+/// usage count costs the same with ten thousand lessons as with ten. The same rules
+/// as [`transact_in`] keep the transaction active from the reads to the last put.
+async fn transact_records_in(
+    db: &IdbDatabase,
+    ids: &[RecordId],
+    plan: impl FnOnce(Vec<MemoryRecord>) -> StoreChange,
+) -> Result<(), StoreError> {
+    let tx = db
+        .transaction_with_str_and_mode(RECORDS, IdbTransactionMode::Readwrite)
+        .map_err(|e| failed("starting the save", e))?;
+    let done = committed(&tx);
+    let store = tx.object_store(RECORDS).map_err(|e| failed("saving", e))?;
+    let stored = match read_named_rows(&store, ids).await {
+        Ok(rows) => read_rows(rows),
+        Err(e) => {
+            let _ = tx.abort();
+            return Err(e);
+        }
+    };
+    let change = plan(stored.records.clone());
+    if !change.stays_within(ids) {
+        let _ = tx.abort();
+        return Err(StoreChange::reaching_further());
+    }
+    write_planned(&tx, done, &store, &stored, &change).await
+}
+
+/// The rows of `ids` the store holds (an id it does not hold is left out), read with
+/// one `get` each, all issued before the first is awaited.
+async fn read_named_rows(
+    store: &IdbObjectStore,
+    ids: &[RecordId],
+) -> Result<Vec<StoredRow>, StoreError> {
+    let mut reads = Vec::with_capacity(ids.len());
+    for id in ids {
+        let key = JsValue::from_str(&id.0);
+        let request = store.get(&key).map_err(|e| failed("reading", e))?;
+        reads.push((key, settle(&request)));
+    }
+    let mut rows = Vec::with_capacity(reads.len());
+    for (key, read) in reads {
+        let value = read.await.map_err(|e| failed("reading", e))?;
+        if !value.is_undefined() {
+            rows.push(stored_row(&key, value)?);
+        }
+    }
+    Ok(rows)
+}
+
+/// Writes `change`, planned on `stored`, in the transaction that read it, and resolves
+/// when it committed. An empty change writes nothing; one over an unreadable row is
+/// refused and nothing written.
+async fn write_planned(
+    tx: &IdbTransaction,
+    done: JsFuture,
+    store: &IdbObjectStore,
+    stored: &StoredMemory,
+    change: &StoreChange,
+) -> Result<(), StoreError> {
     if change.is_empty() {
         // A read-only outcome (a refusal, nothing to count): let the transaction end.
         return done.await.map(drop).map_err(|e| failed("reading", e));
     }
-    if let Some(row) = change.overwrites_unreadable(&stored) {
+    if let Some(row) = change.overwrites_unreadable(stored) {
         let _ = tx.abort();
         return Err(StoreError::WouldOverwriteUnreadable {
             id: row.key.clone(),
         });
     }
-    if let Err(e) = write_change(&store, &change).await {
+    if let Err(e) = write_change(store, change).await {
         let _ = tx.abort();
         let _ = done.await;
         return Err(e);
@@ -223,9 +302,7 @@ async fn write_change(store: &IdbObjectStore, change: &StoreChange) -> Result<()
     for batch in change.put.chunks(PUTS_PER_BATCH) {
         let mut last = None;
         for record in batch {
-            let json = record_to_json(record)
-                .map_err(|e| StoreError::Failed(format!("a record could not be encoded: {e}")))?;
-            let value = JSON::parse(&json).map_err(|e| failed("saving", e))?;
+            let value = row_of(record)?;
             last = Some(store.put(&value).map_err(|e| failed("saving", e))?);
         }
         if let Some(last) = last {
@@ -235,7 +312,7 @@ async fn write_change(store: &IdbObjectStore, change: &StoreChange) -> Result<()
     Ok(())
 }
 
-/// Every row of `store` as JSON text, keys and values paired in key order.
+/// Every row of `store`, keys and values paired in key order.
 async fn read_rows_of(store: &IdbObjectStore) -> Result<Vec<StoredRow>, StoreError> {
     let keys_request = store.get_all_keys().map_err(|e| failed("reading", e))?;
     let values_request = store.get_all().map_err(|e| failed("reading", e))?;
@@ -245,13 +322,83 @@ async fn read_rows_of(store: &IdbObjectStore) -> Result<Vec<StoredRow>, StoreErr
     let values = Array::from(&values.await.map_err(|e| failed("reading", e))?);
     keys.iter()
         .zip(values.iter())
-        .map(|(key, value)| {
-            Ok(StoredRow {
-                key: json_text(&key)?,
-                value: json_text(&value)?,
-            })
-        })
+        .map(|(key, value)| stored_row(&key, value))
         .collect()
+}
+
+/// The field of a row that holds its embedding, and the fields of that.
+const EMBEDDING: &str = "embedding";
+const EMBEDDING_MODEL: &str = "model";
+const EMBEDDING_VECTOR: &str = "vector";
+
+/// A row as read (a value of our own, structured-cloned out of the store): its
+/// embedding taken straight from its `Float32Array` when it holds one, and every other
+/// field as JSON text, which is small. A row of any other shape (schema 2's numbers,
+/// something this Remind did not write) is JSON text whole, as before.
+fn stored_row(key: &JsValue, value: JsValue) -> Result<StoredRow, StoreError> {
+    let key = match key.as_string() {
+        Some(id) => serde_json::to_string(&id)
+            .map_err(|e| StoreError::Failed(format!("reading a key: {e}")))?,
+        None => json_text(key)?,
+    };
+    let embedding = binary_embedding(&value);
+    if embedding.is_some() {
+        // Only the embedding's own field goes; the row object is this read's copy.
+        let _ = Reflect::delete_property(
+            value.unchecked_ref::<Object>(),
+            &JsValue::from_str(EMBEDDING),
+        );
+    }
+    Ok(StoredRow {
+        key,
+        value: json_text(&value)?,
+        embedding,
+    })
+}
+
+/// The embedding of a schema-3 row: `{ model: string, vector: Float32Array }`.
+fn binary_embedding(value: &JsValue) -> Option<StoredVector> {
+    let embedding = field(value, EMBEDDING)?;
+    let vector = field(&embedding, EMBEDDING_VECTOR)?
+        .dyn_into::<Float32Array>()
+        .ok()?;
+    let model = field(&embedding, EMBEDDING_MODEL)?.as_string()?;
+    Some(StoredVector {
+        model,
+        vector: vector.to_vec(),
+    })
+}
+
+/// `value[name]` when `value` is an object that has it.
+fn field(value: &JsValue, name: &str) -> Option<JsValue> {
+    if !value.is_object() {
+        return None;
+    }
+    Reflect::get(value, &JsValue::from_str(name))
+        .ok()
+        .filter(|v| !v.is_undefined())
+}
+
+/// A record as a schema-3 row: its fields as JSON, its embedding as a `Float32Array`.
+fn row_of(record: &MemoryRecord) -> Result<JsValue, StoreError> {
+    let (json, embedding) = record_to_json_and_vector(record)
+        .map_err(|e| StoreError::Failed(format!("a record could not be encoded: {e}")))?;
+    let row = JSON::parse(&json).map_err(|e| failed("saving", e))?;
+    if let Some(embedding) = embedding {
+        let binary = Object::new();
+        let set = |target: &JsValue, name: &str, value: &JsValue| {
+            Reflect::set(target, &JsValue::from_str(name), value).map_err(|e| failed("saving", e))
+        };
+        set(
+            &binary,
+            EMBEDDING_MODEL,
+            &JsValue::from_str(&embedding.model),
+        )?;
+        let vector = Float32Array::from(embedding.vector.as_slice());
+        set(&binary, EMBEDDING_VECTOR, &vector)?;
+        set(&row, EMBEDDING, &binary)?;
+    }
+    Ok(row)
 }
 
 /// Every value of an object store, as JSON text, in key order.
@@ -309,7 +456,8 @@ async fn open() -> Result<IdbDatabase, StoreError> {
         .open_with_u32(DB_NAME, DB_VERSION)
         .map_err(|e| StoreError::Unavailable(describe(&e)))?;
     let gave_up = Rc::new(Cell::new(false));
-    let upgrade_gave_up = gave_up.clone();
+    let upgrading = Rc::new(Cell::new(false));
+    let (upgrade_gave_up, upgrade_started) = (gave_up.clone(), upgrading.clone());
     let on_upgrade =
         Closure::<dyn FnMut(IdbVersionChangeEvent)>::new(move |event: IdbVersionChangeEvent| {
             let Some(target) = event.target() else { return };
@@ -320,12 +468,15 @@ async fn open() -> Result<IdbDatabase, StoreError> {
                 }
                 return;
             }
-            if let Ok(db) = request.result() {
-                migrate(&db.unchecked_into(), event.old_version() as u32);
+            // No longer blocked: the upgrade runs, however long converting the rows
+            // takes, and the open waits for it rather than giving up.
+            upgrade_started.set(true);
+            if let (Ok(db), Some(upgrade)) = (request.result(), request.transaction()) {
+                migrate(&db.unchecked_into(), &upgrade, event.old_version() as u32);
             }
         });
     request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
-    let outcome = JsFuture::from(open_promise(&request, gave_up.clone())).await;
+    let outcome = JsFuture::from(open_promise(&request, gave_up.clone(), upgrading)).await;
     if gave_up.get() {
         // The request is still pending behind the blocking tab; its upgrade handler
         // must outlive this call to abort the upgrade when it finally runs.
@@ -365,7 +516,14 @@ fn factory() -> Result<web_sys::IdbFactory, StoreError> {
 /// waited [`OPEN_TIMEOUT_MS`] in all (an open queued behind a blocked upgrade is never
 /// told it is blocked; it just waits). A database that opens after the caller gave up
 /// is closed at once, so it cannot block anyone else.
-fn open_promise(request: &IdbOpenDbRequest, gave_up: Rc<Cell<bool>>) -> Promise {
+///
+/// Once the upgrade has started (`upgrading`), nothing blocks the open any more, so the
+/// time limits no longer apply: a migration of thousands of rows may take seconds.
+fn open_promise(
+    request: &IdbOpenDbRequest,
+    gave_up: Rc<Cell<bool>>,
+    upgrading: Rc<Cell<bool>>,
+) -> Promise {
     Promise::new(&mut |resolve, reject| {
         let settled = Rc::new(Cell::new(false));
         let ok = request.clone();
@@ -393,9 +551,10 @@ fn open_promise(request: &IdbOpenDbRequest, gave_up: Rc<Cell<bool>>) -> Promise 
             let _ = reject_error.call1(&JsValue::NULL, &error);
         });
         let give_up = {
-            let (gave_up, settled) = (gave_up.clone(), settled.clone());
+            let (gave_up, settled, upgrading) =
+                (gave_up.clone(), settled.clone(), upgrading.clone());
             move || {
-                if settled.replace(true) {
+                if upgrading.get() || settled.replace(true) {
                     return;
                 }
                 gave_up.set(true);
@@ -439,8 +598,9 @@ async fn stored_version(factory: &web_sys::IdbFactory) -> String {
     }
 }
 
-/// Schema steps, applied in order from the database's old version.
-fn migrate(db: &IdbDatabase, old_version: u32) {
+/// Schema steps, applied in order from the database's old version, inside the upgrade
+/// transaction: should one fail, the upgrade is aborted and the database stays as it was.
+fn migrate(db: &IdbDatabase, upgrade: &IdbTransaction, old_version: u32) {
     if old_version < 1 {
         let params = IdbObjectStoreParameters::new();
         params.set_key_path(&JsValue::from_str("id"));
@@ -453,6 +613,82 @@ fn migrate(db: &IdbDatabase, old_version: u32) {
         params.set_auto_increment(true);
         let _ = db.create_object_store_with_optional_parameters(TURN_EVENTS, &params);
     }
+    if (1..3).contains(&old_version) {
+        embeddings_to_binary(upgrade);
+    }
+}
+
+/// Schema 3: every readable record's embedding, held until now as JSON numbers,
+/// becomes a `Float32Array` of the same values (`new Float32Array` rounds each number
+/// to 32 bits as reading it did, so every value is bit for bit what the record read
+/// before). Only the vector changes; the rest of the row is put back as it was. A row
+/// that does not read as a record, or whose vector holds anything but numbers (an
+/// infinity stored as `null`, dropped on reading and embedded again), is not touched.
+fn embeddings_to_binary(upgrade: &IdbTransaction) {
+    let Ok(store) = upgrade.object_store(RECORDS) else {
+        let _ = upgrade.abort();
+        return;
+    };
+    let (Ok(keys), Ok(values)) = (store.get_all_keys(), store.get_all()) else {
+        let _ = upgrade.abort();
+        return;
+    };
+    let read = values.clone();
+    let (aborting, upgrade) = (upgrade.clone(), upgrade.clone());
+    let on_values = Closure::once_into_js(move || {
+        let (Ok(keys), Ok(values)) = (keys.result(), read.result()) else {
+            let _ = aborting.abort();
+            return;
+        };
+        for (key, value) in Array::from(&keys).iter().zip(Array::from(&values).iter()) {
+            let Some(binary) = with_binary_embedding(&key, &value) else {
+                continue;
+            };
+            if store.put(&binary).is_err() {
+                let _ = aborting.abort();
+                return;
+            }
+        }
+    });
+    let on_error = Closure::once_into_js(move || {
+        let _ = upgrade.abort();
+    });
+    // Requests complete in order, so the keys are in when the values are.
+    values.set_onsuccess(Some(on_values.unchecked_ref()));
+    values.set_onerror(Some(on_error.unchecked_ref()));
+}
+
+/// A schema-2 row as schema 3 holds it, or `None` to leave it as it is: it does not
+/// read as a record, or has no embedding whose every value is a number.
+///
+/// Whether it reads is decided as a reload of the converted row would decide it (its
+/// other fields as JSON text, the vector apart), which is what reading it as JSON
+/// decided too, but without turning ten thousand times 384 numbers into text.
+fn with_binary_embedding(key: &JsValue, value: &JsValue) -> Option<JsValue> {
+    let embedding = field(value, EMBEDDING)?;
+    let model = field(&embedding, EMBEDDING_MODEL)?.as_string()?;
+    let numbers = field(&embedding, EMBEDDING_VECTOR)?;
+    if !Array::is_array(&numbers)
+        || !Array::from(&numbers).every(&mut |x, _, _| x.as_f64().is_some())
+    {
+        return None;
+    }
+    let vector = Float32Array::new(&numbers);
+    let converted = Object::assign(&Object::new(), value.unchecked_ref());
+    Reflect::delete_property(&converted, &JsValue::from_str(EMBEDDING)).ok()?;
+    let row = StoredRow {
+        key: json_text(key).ok()?,
+        value: json_text(&converted).ok()?,
+        embedding: Some(StoredVector {
+            model,
+            vector: vector.to_vec(),
+        }),
+    };
+    read_row(&row).ok()?;
+    let binary = Object::assign(&Object::new(), embedding.unchecked_ref());
+    Reflect::set(&binary, &JsValue::from_str(EMBEDDING_VECTOR), &vector).ok()?;
+    Reflect::set(&converted, &JsValue::from_str(EMBEDDING), &binary).ok()?;
+    Some(converted.into())
 }
 
 /// Resolves with a request's result, or rejects with its error. The listeners are

@@ -102,8 +102,11 @@ pub enum BackgroundEmbedding {
 }
 
 /// Lessons embedded per background step: each step is one request to the worker and
-/// one store transaction, so a large import is done in a few dozen steps.
-const BACKGROUND_EMBEDDING_BATCH: usize = 500;
+/// one transaction on its own records. Small, because the worker answers in order: a
+/// question asked meanwhile waits behind at most one step (32 lessons, well under a
+/// second; 500 made the first question after a 10 000-lesson import wait 21 s,
+/// docs/performance.md).
+const BACKGROUND_EMBEDDING_BATCH: usize = 32;
 
 /// A one-line outcome shown to the user; errors are styled and announced as alerts.
 #[derive(Clone, Debug, PartialEq)]

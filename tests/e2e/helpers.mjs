@@ -303,7 +303,11 @@ export async function waitForMemoryCount(page, n, timeout = 15_000) {
   }
 }
 
-/** Every row of the records store, read with IndexedDB itself, not through the page. */
+/**
+ * Every row of the records store, read with IndexedDB itself, not through the page. An
+ * embedding's vector, stored as a Float32Array (schema 3), comes back as a plain array
+ * of its values, with `binary: true` beside it, so rows compare as values.
+ */
 export async function storedRows(page) {
   return page.evaluate(() => new Promise((resolve, reject) => {
     const open = indexedDB.open('remind');
@@ -311,7 +315,10 @@ export async function storedRows(page) {
     open.onsuccess = () => {
       const db = open.result;
       const read = db.transaction('records').objectStore('records').getAll();
-      read.onsuccess = () => { db.close(); resolve(read.result); };
+      const plain = (row) => (row?.embedding?.vector instanceof Float32Array
+        ? { ...row, embedding: { ...row.embedding, vector: Array.from(row.embedding.vector), binary: true } }
+        : row);
+      read.onsuccess = () => { db.close(); resolve(read.result.map(plain)); };
       read.onerror = () => { db.close(); reject(read.error); };
     };
   }));

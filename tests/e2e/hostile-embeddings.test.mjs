@@ -36,6 +36,7 @@ test('a stored embedding of 3e38s beside a good lesson does not stop a rephrasin
     const [good] = await storedRows(page);
     assert.ok(isUnitVector(good.embedding?.vector), `the lesson is embedded: ${JSON.stringify(good.embedding)?.slice(0, 80)}`);
     assert.equal(good.embedding.vector.length, DIMENSIONS);
+    assert.equal(good.embedding.binary, true, 'stored as a Float32Array');
 
     // Right model, right length, every value finite; every cosine with it is NaN. Its
     // id sorts before the page's ids ("m-…"), so it is the first candidate compared.

@@ -5,7 +5,7 @@
 
 use crate::ports::{ChangeFeed, MemoryStore, StoreChange, StoreError};
 use remind_core::learning_curve::TurnEvent;
-use remind_core::record::MemoryRecord;
+use remind_core::record::{MemoryRecord, RecordId};
 use remind_core::stored_rows::StoredMemory;
 
 pub struct AnnouncedStore<S, F> {
@@ -32,6 +32,27 @@ impl<S: MemoryStore, F: ChangeFeed> MemoryStore for AnnouncedStore<S, F> {
             .await?;
         // A plan that changed nothing (a refusal, a stale version) wrote nothing, so
         // the other tabs have nothing to re-read.
+        if changed {
+            self.feed.announce();
+        }
+        Ok(())
+    }
+
+    // Passed on as it is, not left to the default: that would read every record
+    // through `transact`, the very cost a targeted change is for.
+    async fn transact_records(
+        &self,
+        ids: &[RecordId],
+        plan: impl FnOnce(Vec<MemoryRecord>) -> StoreChange,
+    ) -> Result<(), StoreError> {
+        let mut changed = false;
+        self.store
+            .transact_records(ids, |records| {
+                let change = plan(records);
+                changed = !change.is_empty();
+                change
+            })
+            .await?;
         if changed {
             self.feed.announce();
         }

@@ -32,6 +32,41 @@ pub trait MemoryStore {
         &self,
         plan: impl FnOnce(Vec<MemoryRecord>) -> StoreChange,
     ) -> Result<(), StoreError>;
+    /// Like [`MemoryStore::transact`], for a change to a few records only (a usage
+    /// count, stored embeddings): reads just the readable records `ids` names (those the
+    /// store holds, as it holds them now), lets `plan` decide a change to them, and
+    /// commits it, in one exclusive step. Reading every record for such a change is
+    /// what made each question slow with thousands of lessons. The change may put and
+    /// erase only records among `ids`: one reaching further is refused
+    /// ([`StoreError::Failed`]) and nothing is written, since the plan could not see
+    /// what it would overwrite; so is one over an unreadable row, as in `transact`.
+    ///
+    /// This default goes through `transact`, so a store that reads everything anyway
+    /// (the tests' in-memory twin) need not do more.
+    async fn transact_records(
+        &self,
+        ids: &[RecordId],
+        plan: impl FnOnce(Vec<MemoryRecord>) -> StoreChange,
+    ) -> Result<(), StoreError> {
+        let mut reached_further = false;
+        self.transact(|records| {
+            let named = records
+                .into_iter()
+                .filter(|r| ids.contains(&r.id))
+                .collect();
+            let change = plan(named);
+            if !change.stays_within(ids) {
+                reached_further = true;
+                return StoreChange::default();
+            }
+            change
+        })
+        .await?;
+        if reached_further {
+            return Err(StoreChange::reaching_further());
+        }
+        Ok(())
+    }
     /// Puts `put` and deletes `erase` in one step, all or nothing, planned on nothing
     /// the store holds (a test's seed, a write that does not depend on a read).
     async fn commit(&self, put: &[MemoryRecord], erase: &[RecordId]) -> Result<(), StoreError> {
@@ -75,6 +110,19 @@ impl StoreChange {
 
     pub fn is_empty(&self) -> bool {
         self.put.is_empty() && self.erase.is_empty()
+    }
+
+    /// Whether every record this change puts or erases is among `ids`.
+    pub fn stays_within(&self, ids: &[RecordId]) -> bool {
+        let named: std::collections::HashSet<&RecordId> = ids.iter().collect();
+        self.put.iter().all(|record| named.contains(&record.id))
+            && self.erase.iter().all(|id| named.contains(id))
+    }
+
+    /// The refusal of a change made on some records that reaches beyond them
+    /// ([`MemoryStore::transact_records`]): a bug, never a user's doing.
+    pub fn reaching_further() -> StoreError {
+        StoreError::Failed("a change reached beyond the records it was planned on".into())
     }
 
     /// The first record this change would write over an unreadable row, if any.

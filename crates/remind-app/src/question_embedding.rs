@@ -9,10 +9,10 @@
 //! question waits for thousands of them.
 
 use crate::ports::{EmbedError, EmbedderStatus, EmbeddingService, MemoryStore};
-use crate::revise::{Revision, StoreChange, revise};
+use crate::revise::{RecordsRevision, StoreChange, revise_records};
 use remind_core::memory::FeedbackMemory;
 use remind_core::memory_key::MemoryKey;
-use remind_core::record::StoredEmbedding;
+use remind_core::record::{RecordId, StoredEmbedding};
 use remind_core::retrieval::embedding_refresh::{embedded_text, keys_to_embed, with_embeddings};
 
 /// At most this many waiting lessons are embedded with a question: a lesson just
@@ -32,15 +32,15 @@ pub struct LessonsEmbedded {
 /// Embeds `question` (by its masked key) with the ready model, and the lessons in
 /// `view` that lack an embedding when there are no more than
 /// [`LESSONS_EMBEDDED_WITH_A_QUESTION`] of them. `Ok(None)` when no model is ready:
-/// retrieval then goes by wording. The revision is the memory to take on after
-/// storing, if any.
+/// retrieval then goes by wording. The revision is what storing the lessons' embeddings
+/// wrote, to take on after it, if any.
 pub async fn embed_question(
     store: &impl MemoryStore,
     embedder: &impl EmbeddingService,
     view: &FeedbackMemory,
     question: &str,
 ) -> (
-    Option<Revision<usize>>,
+    Option<RecordsRevision<usize>>,
     Result<Option<Vec<f32>>, EmbedError>,
 ) {
     let EmbedderStatus::Ready { model_id, .. } = embedder.status() else {
@@ -75,20 +75,24 @@ pub async fn embed_question(
     }
     let computed: Vec<(MemoryKey, Vec<f32>)> = waiting.into_iter().zip(vectors).collect();
     (
-        Some(store_embeddings(store, &model_id, computed).await),
+        Some(store_embeddings(store, view, &model_id, computed).await),
         question_vector,
     )
 }
 
 /// Embeds up to `at_most` of the lessons in `view` that lack an embedding from the
 /// ready model, oldest first, and stores them. Nothing is done when no model is ready
-/// or nothing waits. The revision is the memory to take on after storing, if any.
+/// or nothing waits. The revision is what storing them wrote, to take on after it, if
+/// any.
 pub async fn embed_waiting_lessons(
     store: &impl MemoryStore,
     embedder: &impl EmbeddingService,
     view: &FeedbackMemory,
     at_most: usize,
-) -> (Option<Revision<usize>>, Result<LessonsEmbedded, EmbedError>) {
+) -> (
+    Option<RecordsRevision<usize>>,
+    Result<LessonsEmbedded, EmbedError>,
+) {
     let EmbedderStatus::Ready { model_id, .. } = embedder.status() else {
         return (None, Ok(LessonsEmbedded::default_for(0)));
     };
@@ -108,7 +112,7 @@ pub async fn embed_waiting_lessons(
     };
     let computed: Vec<(MemoryKey, Vec<f32>)> = waiting.into_iter().zip(vectors).collect();
     let embedded = computed.len();
-    let revision = store_embeddings(store, &model_id, computed).await;
+    let revision = store_embeddings(store, view, &model_id, computed).await;
     let progress = match &revision.outcome {
         Ok(_) => Ok(LessonsEmbedded {
             embedded,
@@ -130,15 +134,21 @@ impl LessonsEmbedded {
     }
 }
 
-/// Stores `computed` on the lessons of their keys, planned against the store's records,
-/// so a lesson changed in another tab since the view was read is embedded as it is
-/// now, or not at all.
+/// Stores `computed` on the current lessons of their keys in `view`, in one
+/// transaction over those records alone, planned on them as the store holds them: a
+/// lesson changed in another tab since the view was read is embedded as it is now, or,
+/// if no longer current, not at all.
 async fn store_embeddings(
     store: &impl MemoryStore,
+    view: &FeedbackMemory,
     model_id: &str,
     computed: Vec<(MemoryKey, Vec<f32>)>,
-) -> Revision<usize> {
-    revise(store, |memory| {
+) -> RecordsRevision<usize> {
+    let ids: Vec<RecordId> = computed
+        .iter()
+        .filter_map(|(key, _)| view.current_for(key).map(|record| record.id.clone()))
+        .collect();
+    revise_records(store, &ids, |memory| {
         let put = with_embeddings(memory, model_id, &computed);
         Ok((put.len(), StoreChange::put(put)))
     })

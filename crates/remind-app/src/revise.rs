@@ -94,6 +94,110 @@ pub async fn revise<T>(
     }
 }
 
+/// How a change to a few records ([`revise_records`]) ended: those records as the
+/// store held them when the change was planned, and what it committed. Unlike a
+/// [`Revision`] it carries no whole memory, since it never read one; the session
+/// takes it on with [`RecordsRevision::adopted_by`].
+pub struct RecordsRevision<T> {
+    /// The records the change was about.
+    pub named: Vec<RecordId>,
+    /// Those of them the store held, as it held them inside the transaction before
+    /// the change; `None` when the store could not even be read.
+    pub read: Option<Vec<MemoryRecord>>,
+    /// What the store committed: empty unless the change went through.
+    pub committed: StoreChange,
+    pub outcome: Result<T, ReviseError>,
+}
+
+/// What the session's snapshot becomes after a [`RecordsRevision`].
+#[derive(Debug, PartialEq)]
+pub enum Adoption {
+    /// Nothing was written and the snapshot already holds what was read.
+    Unchanged,
+    /// The snapshot with the committed records: what a reload would read.
+    Updated(FeedbackMemory),
+    /// Another tab had changed one of the records since the snapshot was read, so the
+    /// snapshot with these records alone may not be what the store holds: read it all
+    /// again (the other tab's broadcast asks for that too).
+    ReadAgain,
+}
+
+impl<T> RecordsRevision<T> {
+    /// What `snapshot` (the session's memory now) becomes after this revision. The
+    /// committed records are taken on only when the records read were the
+    /// snapshot's own, so the result is exactly what a reload would read, without one.
+    pub fn adopted_by(&self, snapshot: &FeedbackMemory) -> Adoption {
+        let Some(read) = &self.read else {
+            return Adoption::Unchanged;
+        };
+        let as_read = |id: &RecordId| read.iter().find(|r| &r.id == id);
+        let snapshot_holds_the_read = self.named.iter().all(|id| snapshot.get(id) == as_read(id));
+        if !snapshot_holds_the_read {
+            return Adoption::ReadAgain;
+        }
+        if self.committed.is_empty() {
+            return Adoption::Unchanged;
+        }
+        let mut memory = snapshot.clone();
+        memory.erase(&self.committed.erase);
+        memory.apply_records(&self.committed.put);
+        Adoption::Updated(memory)
+    }
+}
+
+/// [`revise`] for a change to the records `ids` alone (a usage count, stored
+/// embeddings): the plan sees a memory of just those records, as the store holds them
+/// inside the transaction ([`MemoryStore::transact_records`]), so it never writes back
+/// a stale copy, and nothing else is read.
+pub async fn revise_records<T>(
+    store: &impl MemoryStore,
+    ids: &[RecordId],
+    plan: impl FnOnce(&FeedbackMemory) -> Planned<T>,
+) -> RecordsRevision<T> {
+    // Each record is read once, however often it is named.
+    let mut named: Vec<RecordId> = Vec::with_capacity(ids.len());
+    for id in ids {
+        if !named.contains(id) {
+            named.push(id.clone());
+        }
+    }
+    let mut planned: Option<(Vec<MemoryRecord>, Planned<T>)> = None;
+    let committed = store
+        .transact_records(&named, |records| {
+            let memory = FeedbackMemory::from_records(records);
+            let outcome = plan(&memory);
+            let change = match &outcome {
+                Ok((_, change)) => change.clone(),
+                Err(_) => StoreChange::default(),
+            };
+            planned = Some((memory.records().to_vec(), outcome));
+            change
+        })
+        .await;
+    let Some((read, outcome)) = planned else {
+        let error = committed
+            .err()
+            .unwrap_or_else(|| StoreError::Failed("the store neither read nor refused".into()));
+        return RecordsRevision {
+            named,
+            read: None,
+            committed: StoreChange::default(),
+            outcome: Err(error.into()),
+        };
+    };
+    let (outcome, committed) = match (outcome, committed) {
+        (Err(e), _) => (Err(e), StoreChange::default()),
+        (Ok(_), Err(e)) => (Err(e.into()), StoreChange::default()),
+        (Ok((value, change)), Ok(())) => (Ok(value), change),
+    };
+    RecordsRevision {
+        named,
+        read: Some(read),
+        committed,
+        outcome,
+    }
+}
+
 /// Edits a current lesson's text (`expected`: the version the user was shown).
 pub async fn edit(
     store: &impl MemoryStore,
@@ -193,15 +297,19 @@ pub async fn forget(store: &impl MemoryStore, key: &MemoryKey) -> Revision<Vec<R
     .await
 }
 
-/// Counts one application of a lesson that was attached to a sent question. Returns
-/// the updated record, or `None` when the lesson is no longer current.
+/// Counts one application of each lesson in `ids` that was attached to a sent
+/// question, in one transaction over those records alone. Returns the updated records;
+/// a lesson no longer current (another tab replaced it) is not counted.
 pub async fn count_applied(
     store: &impl MemoryStore,
-    id: &RecordId,
-) -> Revision<Option<MemoryRecord>> {
-    revise(store, |memory| {
-        let counted = memory.plan_applied(id);
-        let change = StoreChange::put(counted.iter().cloned().collect());
+    ids: &[RecordId],
+) -> RecordsRevision<Vec<MemoryRecord>> {
+    revise_records(store, ids, |memory| {
+        let counted: Vec<MemoryRecord> = ids
+            .iter()
+            .filter_map(|id| memory.plan_applied(id))
+            .collect();
+        let change = StoreChange::put(counted.clone());
         Ok((counted, change))
     })
     .await

@@ -22,7 +22,7 @@ use crate::ports::{
 };
 use crate::question_embedding::{self, LessonsEmbedded, embed_question};
 use crate::reflect::{self, ReflectError};
-use crate::revise::{self, ReviseError};
+use crate::revise::{self, Adoption, RecordsRevision, ReviseError};
 use crate::settings::{SaveSettingsError, Settings};
 use crate::transfer::{self, PendingImport, TransferError};
 use crate::watched::Watched;
@@ -313,6 +313,19 @@ where
         outcome
     }
 
+    /// Ends a use-case that changed a few records ([`revise::revise_records`]): the
+    /// view takes on the records the store committed, or, when another tab had changed
+    /// one of them, the memory a full read finds; either way what a reload would show.
+    async fn adopt_store_records<T>(&self, revision: RecordsRevision<T>) -> Result<T, ReviseError> {
+        match revision.adopted_by(&self.memory.get()) {
+            Adoption::Unchanged => {}
+            Adoption::Updated(memory) => self.memory.replace(memory),
+            // The view is kept as it was if this read fails; the next load mends it.
+            Adoption::ReadAgain => drop(self.load().await),
+        }
+        revision.outcome
+    }
+
     pub fn settings(&self) -> Settings {
         self.settings.borrow().clone()
     }
@@ -374,11 +387,17 @@ where
         if mode == AskMode::Temporary {
             return Ok(turn);
         }
-        for applied in &turn.prepared.applied {
+        let applied: Vec<RecordId> = turn
+            .prepared
+            .applied
+            .iter()
+            .map(|a| a.record.id.clone())
+            .collect();
+        if !applied.is_empty() {
             // Bookkeeping only: a failed count loses one statistic, never a lesson,
             // so it does not fail the turn.
-            let revision = revise::count_applied(&self.ports.store, &applied.record.id).await;
-            let _ = self.adopt_store_memory(revision.memory, revision.outcome);
+            let revision = revise::count_applied(&self.ports.store, &applied).await;
+            let _ = self.adopt_store_records(revision).await;
         }
         // A retry with a one-time clarification is the same question again, not a new
         // point on the learning curve.
@@ -473,7 +492,7 @@ where
             embed_question(&self.ports.store, &self.ports.embedder, &view, question).await;
         if let Some(revision) = revision {
             // Stored embeddings are a cache: a failed write costs a recomputation later.
-            let _ = self.adopt_store_memory(revision.memory, revision.outcome);
+            let _ = self.adopt_store_records(revision).await;
         }
         embedding.ok().flatten()
     }
@@ -495,7 +514,7 @@ where
         )
         .await;
         if let Some(revision) = revision {
-            let _ = self.adopt_store_memory(revision.memory, revision.outcome);
+            let _ = self.adopt_store_records(revision).await;
         }
         progress
     }

@@ -107,10 +107,10 @@ fn reloaded(records: &[MemoryRecord]) -> (Vec<MemoryRecord>, usize) {
     let rows = records.iter().map(|record| {
         let as_javascript_holds: Value =
             serde_json::from_str(&record_to_json(record).unwrap()).expect("stored JSON parses");
-        StoredRow {
-            key: serde_json::to_string(&record.id.0).unwrap(),
-            value: as_javascript_holds.to_string(),
-        }
+        StoredRow::json(
+            serde_json::to_string(&record.id.0).unwrap(),
+            as_javascript_holds.to_string(),
+        )
     });
     let memory = read_rows(rows);
     (memory.records, memory.unreadable.len())

@@ -3,6 +3,8 @@
 //! Records are values: the memory rules in [`crate::memory`] produce new
 //! records instead of editing stored ones, so history is never lost by accident.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -192,10 +194,14 @@ pub struct MemoryRecord {
 /// length (see [`StoredEmbedding::check`]). The fields are private so that no record,
 /// whether stored, imported or computed, carries a vector that would make a similarity
 /// NaN and silently turn off matching by meaning.
+///
+/// Shared, not copied, when a record is cloned: the session's snapshot is a new memory
+/// after every change (a usage count included), and copying ten thousand vectors of
+/// 384 values each time would cost more than the change.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoredEmbedding {
-    model: String,
-    vector: Vec<f32>,
+    model: Arc<str>,
+    vector: Arc<[f32]>,
 }
 
 /// How far a vector's length may be from 1 and still count as a sentence embedding.
@@ -241,8 +247,8 @@ impl StoredEmbedding {
     pub fn new(model: impl Into<String>, vector: Vec<f32>) -> Result<Self, EmbeddingError> {
         StoredEmbedding::check(&vector)?;
         Ok(StoredEmbedding {
-            model: model.into(),
-            vector,
+            model: Arc::from(model.into()),
+            vector: Arc::from(vector),
         })
     }
 

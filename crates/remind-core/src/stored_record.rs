@@ -15,7 +15,8 @@ use crate::record::{
 use crate::request_pattern::RequestPattern;
 
 /// The record layout this build writes: the fields of the first export format and of
-/// IndexedDB schema 2. A change to it is a new version with a migration, never an edit.
+/// IndexedDB schemas 2 and 3 (where only the embedding's vector is held as binary). A
+/// change to it is a new version with a migration, never an edit.
 pub const STORED_RECORD_LAYOUT: u32 = 1;
 
 /// One record on disk or in a file.
@@ -311,6 +312,17 @@ impl From<StoredRecord> for MemoryRecord {
 /// A record as the JSON text an IndexedDB row or an export holds.
 pub fn record_to_json(record: &MemoryRecord) -> Result<String, serde_json::Error> {
     serde_json::to_string(&StoredRecord::from(record))
+}
+
+/// A record as an IndexedDB row of schema 3 holds it: the JSON text of every field but
+/// the embedding, and the embedding apart, to be stored as binary (a `Float32Array`)
+/// rather than as hundreds of numbers in text.
+pub fn record_to_json_and_vector(
+    record: &MemoryRecord,
+) -> Result<(String, Option<StoredVector>), serde_json::Error> {
+    let mut stored = StoredRecord::from(record);
+    let embedding = stored.embedding.take();
+    Ok((serde_json::to_string(&stored)?, embedding))
 }
 
 /// A record from the JSON text of an IndexedDB row or an export entry.

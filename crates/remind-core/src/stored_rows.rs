@@ -5,16 +5,54 @@
 //! rest of the memory with it. A row that cannot be read is neither dropped nor
 //! rewritten: it is set aside with its raw text and the reason, so the user can export
 //! or delete it, and no write may overwrite it.
+//!
+//! A row may hold its embedding as binary (IndexedDB schema 3: a `Float32Array` beside
+//! the other fields) rather than as JSON numbers: turning 384 numbers into text and
+//! back for every record was most of the time a reload took. Such a row comes here as
+//! the JSON text of its other fields and the vector apart ([`StoredRow::embedding`]).
 
 use crate::record::{MemoryRecord, RecordId};
-use crate::stored_record::record_from_json;
+use crate::stored_record::{StoredRecord, StoredVector};
 
 /// One row as the store holds it: its key (as JSON text, since a store key need not be
-/// a string) and its value (as JSON text).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// a string) and its value (as JSON text), with the embedding apart when the row holds
+/// it as binary.
+#[derive(Clone, Debug, PartialEq)]
 pub struct StoredRow {
     pub key: String,
+    /// The row's fields as JSON text; without `embedding` when [`StoredRow::embedding`]
+    /// holds it.
     pub value: String,
+    /// The embedding a row holds as binary, read straight from its typed array; `None`
+    /// for a row whose embedding (if any) is among the JSON of `value`.
+    pub embedding: Option<StoredVector>,
+}
+
+impl StoredRow {
+    /// A row whose value is all JSON (schema 2, an export entry, a test's row).
+    pub fn json(key: String, value: String) -> Self {
+        StoredRow {
+            key,
+            value,
+            embedding: None,
+        }
+    }
+
+    /// The whole row as JSON text: `value`, with a binary embedding put back in as
+    /// numbers, so an unreadable row is shown and saved with everything it holds.
+    pub fn whole_text(&self) -> String {
+        let Some(embedding) = &self.embedding else {
+            return self.value.clone();
+        };
+        match serde_json::from_str::<serde_json::Value>(&self.value) {
+            Ok(serde_json::Value::Object(mut fields)) => {
+                let vector = serde_json::to_value(embedding).unwrap_or_default();
+                fields.insert("embedding".into(), vector);
+                serde_json::Value::Object(fields).to_string()
+            }
+            _ => self.value.clone(),
+        }
+    }
 }
 
 /// A row that does not decode as a record of this version of Remind.
@@ -58,8 +96,8 @@ pub fn read_rows(rows: impl IntoIterator<Item = StoredRow>) -> StoredMemory {
         match read_row(&row) {
             Ok(record) => memory.records.push(record),
             Err(problem) => memory.unreadable.push(UnreadableRecord {
+                raw: row.whole_text(),
                 key: row.key,
-                raw: row.value,
                 problem,
             }),
         }
@@ -67,10 +105,16 @@ pub fn read_rows(rows: impl IntoIterator<Item = StoredRow>) -> StoredMemory {
     memory
 }
 
-fn read_row(row: &StoredRow) -> Result<MemoryRecord, String> {
-    let record = record_from_json(&row.value).map_err(|e| {
+/// The record a row holds, or why it holds none. Used by the store's schema migration
+/// too, which converts only the rows this reads.
+pub fn read_row(row: &StoredRow) -> Result<MemoryRecord, String> {
+    let mut stored = serde_json::from_str::<StoredRecord>(&row.value).map_err(|e| {
         format!("it is not a record this version of Remind can read ({e}); a newer Remind may have written it")
     })?;
+    if let Some(embedding) = &row.embedding {
+        stored.embedding = Some(embedding.clone());
+    }
+    let record = MemoryRecord::from(stored);
     let stored_under = serde_json::from_str::<String>(&row.key).ok();
     if stored_under.as_deref() != Some(record.id.0.as_str()) {
         return Err(format!(
@@ -86,9 +130,10 @@ mod tests {
     use super::*;
     use crate::memory::FeedbackMemory;
     use crate::memory::Lesson;
+    use crate::record::StoredEmbedding;
     use crate::record::Timestamp;
     use crate::retrieval::embedding_refresh::keys_to_embed;
-    use crate::stored_record::record_to_json;
+    use crate::stored_record::{record_to_json, record_to_json_and_vector};
     use proptest::prelude::*;
 
     fn good_row(n: u32) -> (MemoryRecord, StoredRow) {
@@ -100,18 +145,15 @@ mod tests {
             Timestamp(i64::from(n)),
         );
         let record = written.current;
-        let row = StoredRow {
-            key: serde_json::to_string(&record.id.0).unwrap(),
-            value: record_to_json(&record).unwrap(),
-        };
+        let row = StoredRow::json(
+            serde_json::to_string(&record.id.0).unwrap(),
+            record_to_json(&record).unwrap(),
+        );
         (record, row)
     }
 
     fn row(key: &str, value: &str) -> StoredRow {
-        StoredRow {
-            key: key.to_string(),
-            value: value.to_string(),
-        }
+        StoredRow::json(key.to_string(), value.to_string())
     }
 
     #[test]
@@ -182,6 +224,59 @@ mod tests {
         let kept = read_rows([holding(serde_json::json!([0.6, 0.8]))]);
         let embedding = kept.records[0].embedding.as_ref().expect("a unit vector");
         assert_eq!(embedding.vector(), [0.6, 0.8]);
+    }
+
+    /// A record with an embedding as a schema-3 row holds it: its other fields as JSON,
+    /// the vector apart.
+    fn binary_row(n: u32, vector: Vec<f32>) -> (MemoryRecord, StoredRow) {
+        let (mut record, _) = good_row(n);
+        record.embedding = StoredEmbedding::new("m", vector).ok();
+        let (value, embedding) = record_to_json_and_vector(&record).unwrap();
+        let row = StoredRow {
+            key: serde_json::to_string(&record.id.0).unwrap(),
+            value,
+            embedding,
+        };
+        (record, row)
+    }
+
+    #[test]
+    fn a_row_holding_its_embedding_as_binary_reads_the_record_bit_for_bit() {
+        // Values a text round trip could round: not short in decimal, and subnormal.
+        let vector = vec![0.6, -0.8 + f32::EPSILON, 1e-40, -0.0];
+        let (record, row) = binary_row(5, vector.clone());
+        let fields: serde_json::Value = serde_json::from_str(&row.value).unwrap();
+        assert!(fields["embedding"].is_null(), "{}", row.value);
+        let memory = read_rows([row]);
+        assert_eq!(memory.records, vec![record]);
+        let read = memory.records[0].embedding.as_ref().unwrap().vector();
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(read), bits(&vector));
+    }
+
+    #[test]
+    fn a_binary_embedding_that_cannot_be_compared_is_dropped_like_a_json_one() {
+        let (record, mut row) = binary_row(6, vec![0.6, 0.8]);
+        row.embedding = Some(StoredVector {
+            model: "m".into(),
+            vector: vec![f32::NAN, 0.8],
+        });
+        let memory = read_rows([row]);
+        assert_eq!(memory.records[0].embedding, None);
+        assert_eq!(memory.records[0].id, record.id);
+    }
+
+    #[test]
+    fn an_unreadable_binary_row_is_kept_with_its_embedding_as_numbers() {
+        let (_, mut row) = binary_row(7, vec![0.6, 0.8]);
+        row.value = row.value.replace("\"current\"", "\"archived\"");
+        let memory = read_rows([row.clone()]);
+        assert!(memory.records.is_empty());
+        let raw: serde_json::Value = serde_json::from_str(&memory.unreadable[0].raw).unwrap();
+        assert_eq!(raw["state"], "archived");
+        assert_eq!(raw["embedding"]["model"], "m");
+        let values: Vec<f32> = serde_json::from_value(raw["embedding"]["vector"].clone()).unwrap();
+        assert_eq!(values, [0.6, 0.8]);
     }
 
     /// Arbitrary JSON values, shaped like records or not.

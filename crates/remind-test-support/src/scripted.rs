@@ -200,6 +200,14 @@ impl MemoryStore for SharedStore {
         self.0.transact(plan).await
     }
 
+    async fn transact_records(
+        &self,
+        ids: &[RecordId],
+        plan: impl FnOnce(Vec<MemoryRecord>) -> StoreChange,
+    ) -> Result<(), StoreError> {
+        self.0.transact_records(ids, plan).await
+    }
+
     async fn erase_unreadable(&self, keys: &[String]) -> Result<(), StoreError> {
         self.0.erase_unreadable(keys).await
     }

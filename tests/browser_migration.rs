@@ -1,0 +1,255 @@
+//! The IndexedDB schema migration from version 2 (embeddings as JSON numbers) to 3
+//! (embeddings as `Float32Array`s), on a real version-2 database in headless Chromium:
+//! every record reads back, its embedding bit for bit, a row that cannot be read is
+//! kept exactly as it was, and writes after the migration round-trip.
+//!
+//! Its own test binary, since it deletes and recreates the page's database.
+#![cfg(target_arch = "wasm32")]
+
+use js_sys::{Array, Float32Array, JSON, Reflect};
+use remind_app::ports::{MemoryStore, StoreChange, StoreError};
+use remind_core::memory::{FeedbackMemory, Lesson};
+use remind_core::record::{MemoryRecord, RecordId, RecordKind, StoredEmbedding, Timestamp};
+use remind_core::stored_record::record_to_json;
+use remind_web::adapters::idb_store::IdbStore;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+/// Runs `script`, an expression giving a promise, and awaits it.
+async fn run(script: &str) -> JsValue {
+    let promise: js_sys::Promise = js_sys::eval(script).expect("the script runs").into();
+    JsFuture::from(promise)
+        .await
+        .expect("the script's promise resolves")
+}
+
+/// Replaces the page's database with a version-2 one, its schema as version 2 of
+/// `idb_store.rs` made it, holding `rows` (a JavaScript array literal) as stored.
+async fn version_2_database_with(rows: &str) {
+    run(&format!(
+        "new Promise((resolve, reject) => {{
+            const gone = indexedDB.deleteDatabase('remind');
+            gone.onerror = () => reject(gone.error);
+            gone.onblocked = () => reject(new Error('the old database is still open'));
+            gone.onsuccess = () => {{
+                const open = indexedDB.open('remind', 2);
+                open.onupgradeneeded = () => {{
+                    const db = open.result;
+                    db.createObjectStore('records', {{ keyPath: 'id' }}).createIndex('key', 'key');
+                    db.createObjectStore('turn_events', {{ autoIncrement: true }});
+                }};
+                open.onerror = () => reject(open.error);
+                open.onsuccess = () => {{
+                    const db = open.result;
+                    const tx = db.transaction('records', 'readwrite');
+                    for (const row of {rows}) tx.objectStore('records').put(row);
+                    tx.oncomplete = () => {{ db.close(); resolve(); }};
+                    tx.onerror = () => {{ db.close(); reject(tx.error); }};
+                }};
+            }};
+        }})"
+    ))
+    .await;
+}
+
+/// The row stored under `id` as the database holds it, and the database's version.
+async fn raw_row(id: &str) -> (JsValue, u32) {
+    let found = run(&format!(
+        "new Promise((resolve, reject) => {{
+            const open = indexedDB.open('remind');
+            open.onerror = () => reject(open.error);
+            open.onsuccess = () => {{
+                const db = open.result;
+                const read = db.transaction('records').objectStore('records').get({id:?});
+                read.onsuccess = () => {{ db.close(); resolve([read.result, db.version]); }};
+                read.onerror = () => {{ db.close(); reject(read.error); }};
+            }};
+        }})"
+    ))
+    .await;
+    let found = Array::from(&found);
+    (found.get(0), found.get(1).as_f64().unwrap() as u32)
+}
+
+fn embedding_vector(row: &JsValue) -> JsValue {
+    let embedding = Reflect::get(row, &"embedding".into()).unwrap();
+    Reflect::get(&embedding, &"vector".into()).unwrap()
+}
+
+/// A lesson under `id` of its own key.
+fn lesson(id: &str, question: &str) -> MemoryRecord {
+    FeedbackMemory::default()
+        .plan_write(
+            Lesson::user_clarification(question, "I want a synonym"),
+            RecordId(id.into()),
+            Timestamp(1),
+        )
+        .current
+}
+
+/// 384 values of unit length that a text round trip could easily get wrong: long
+/// decimals, a negative zero, a subnormal.
+fn awkward_unit_vector() -> Vec<f32> {
+    let raw: Vec<f64> = (0..384)
+        .map(|i| ((f64::from(i) * 12.9898).sin() * 43_758.545_3).fract() - 0.5)
+        .collect();
+    let length = raw.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let mut vector: Vec<f32> = raw.iter().map(|x| (x / length) as f32).collect();
+    vector[7] = -0.0;
+    vector[11] = 1e-40;
+    vector
+}
+
+fn bits(vector: &[f32]) -> Vec<u32> {
+    vector.iter().map(|x| x.to_bits()).collect()
+}
+
+#[wasm_bindgen_test]
+async fn a_version_2_database_is_migrated_keeping_every_record_and_every_unreadable_row() {
+    let vector = awkward_unit_vector();
+    let mut embedded = lesson("a-embedded", "What is like < fast > ?");
+    embedded.embedding = Some(StoredEmbedding::new("minilm", vector.clone()).unwrap());
+    let mut example = lesson("b-example", "How do I spell < rhythm > ?");
+    example.kind = RecordKind::VerifiedExample {
+        understanding: "the spelling of rhythm".into(),
+        answer: "r-h-y-t-h-m".into(),
+    };
+    let infinite = lesson("c-infinite", "What sounds like < good > ?");
+    // Today's layout exactly: the record's JSON as `JSON.parse` turns it into a value.
+    let (embedded_json, example_json) = (
+        record_to_json(&embedded).unwrap(),
+        record_to_json(&example).unwrap(),
+    );
+    // An infinity was stored as `null`: the row reads, without its embedding.
+    let infinite_json = record_to_json(&infinite).unwrap().replace(
+        "\"embedding\":null",
+        "\"embedding\":{\"model\":\"minilm\",\"vector\":[null,0.6,0.8]}",
+    );
+    // A newer Remind's state: unreadable, and its numbers must stay numbers.
+    let unreadable_json = embedded_json
+        .replace("a-embedded", "d-unreadable")
+        .replace("\"current\"", "\"archived\"");
+    version_2_database_with(&format!(
+        "[{embedded_json},{example_json},{infinite_json},{unreadable_json}]"
+    ))
+    .await;
+
+    let stored = IdbStore
+        .load_all()
+        .await
+        .expect("the migrated database reads");
+    let (_, version) = raw_row("a-embedded").await;
+    assert_eq!(version, 3);
+    let mut expected_infinite = infinite.clone();
+    expected_infinite.embedding = None;
+    assert_eq!(
+        stored.records,
+        vec![embedded.clone(), example.clone(), expected_infinite]
+    );
+    let read_vector = stored.records[0].embedding.as_ref().unwrap().vector();
+    assert_eq!(bits(read_vector), bits(&vector), "bit for bit");
+
+    let (row, _) = raw_row("a-embedded").await;
+    assert!(embedding_vector(&row).is_instance_of::<Float32Array>());
+    let (row, _) = raw_row("c-infinite").await;
+    assert!(Array::is_array(&embedding_vector(&row)), "left as it was");
+    let as_stored =
+        |json: &str| String::from(JSON::stringify(&JSON::parse(json).unwrap()).unwrap());
+    let (row, _) = raw_row("d-unreadable").await;
+    assert!(Array::is_array(&embedding_vector(&row)), "not converted");
+    assert_eq!(
+        String::from(JSON::stringify(&row).unwrap()),
+        as_stored(&unreadable_json),
+        "the unreadable row is untouched"
+    );
+    assert_eq!(stored.unreadable.len(), 1);
+    assert_eq!(stored.unreadable[0].key, "\"d-unreadable\"");
+    assert_eq!(stored.unreadable[0].raw, as_stored(&unreadable_json));
+
+    // Writes after the migration: a count on two records, read and written alone,
+    // then an embedding stored where the infinity was.
+    let ids = [embedded.id.clone(), infinite.id.clone()];
+    IdbStore
+        .transact_records(&ids, |records| {
+            assert_eq!(records.len(), 2, "just the named records are read");
+            let memory = FeedbackMemory::from_records(records);
+            StoreChange::put(
+                ids.iter()
+                    .filter_map(|id| memory.plan_applied(id))
+                    .collect(),
+            )
+        })
+        .await
+        .expect("the count commits");
+    let embedding = StoredEmbedding::new("minilm", vec![0.6, -0.8]).unwrap();
+    IdbStore
+        .transact_records(std::slice::from_ref(&infinite.id), |records| {
+            let mut record = records[0].clone();
+            record.embedding = Some(embedding.clone());
+            StoreChange::put(vec![record])
+        })
+        .await
+        .expect("the embedding commits");
+    let again = IdbStore.load_all().await.unwrap();
+    let counted = &again.records[0];
+    assert_eq!(counted.stats.times_applied, 1);
+    assert_eq!(
+        bits(counted.embedding.as_ref().unwrap().vector()),
+        bits(&vector)
+    );
+    assert_eq!(again.records[1], example);
+    assert_eq!(again.records[2].stats.times_applied, 1);
+    assert_eq!(again.records[2].embedding, Some(embedding));
+    let (row, _) = raw_row("c-infinite").await;
+    assert!(embedding_vector(&row).is_instance_of::<Float32Array>());
+    assert_eq!(again.unreadable, stored.unreadable, "still untouched");
+
+    // A targeted write over the unreadable row is refused like any other.
+    let mut over = embedded.clone();
+    over.id = RecordId("d-unreadable".into());
+    let refused = IdbStore
+        .transact_records(std::slice::from_ref(&over.id), |_| {
+            StoreChange::put(vec![over.clone()])
+        })
+        .await;
+    assert_eq!(
+        refused,
+        Err(StoreError::WouldOverwriteUnreadable {
+            id: "\"d-unreadable\"".into()
+        })
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_targeted_change_sees_the_record_as_another_write_left_it() {
+    version_2_database_with("[]").await;
+    let lesson = lesson("e-counted", "What is unlike < hot > ?");
+    IdbStore.write(std::slice::from_ref(&lesson)).await.unwrap();
+    // Another tab counts it three times, reading everything as before.
+    for _ in 0..3 {
+        IdbStore
+            .transact(|records| {
+                let memory = FeedbackMemory::from_records(records);
+                StoreChange::put(memory.plan_applied(&lesson.id).into_iter().collect())
+            })
+            .await
+            .unwrap();
+    }
+    // Concurrent targeted counts: none may write back a copy another has outdated.
+    let counts = (0..10).map(|_| async {
+        IdbStore
+            .transact_records(std::slice::from_ref(&lesson.id), |records| {
+                let memory = FeedbackMemory::from_records(records);
+                StoreChange::put(memory.plan_applied(&lesson.id).into_iter().collect())
+            })
+            .await
+    });
+    for outcome in futures::future::join_all(counts).await {
+        outcome.expect("each count commits");
+    }
+    let stored = IdbStore.load().await.unwrap();
+    assert_eq!(stored[0].stats.times_applied, 13);
+}
