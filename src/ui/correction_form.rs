@@ -8,7 +8,7 @@ use crate::ui::correction_scope::{Scope, ScopeChoice};
 use crate::ui::page_context::{AskKind, use_page};
 use crate::ui::rule_proposal::RuleProposalView;
 use crate::ui::scope_editor::ScopeEditor;
-use crate::ui::turn_place::turn_element_id;
+use crate::ui::turn_place::{turn_element_id, turn_group_name};
 use crate::ui::turn_source::TurnSource;
 use remind_app::correct::{CorrectError, CorrectionOutcome};
 use remind_app::revise::ReviseError;
@@ -157,6 +157,7 @@ pub fn CorrectionForm(source: TurnSource) -> impl IntoView {
     let status_text = move || save.get().message();
     let saving = move || save.get() == SaveState::Pending;
     let input_id = turn_element_id("clarification-input");
+    let scope_group = turn_group_name("clarification-scope");
     view! {
         <section class="correction">
             <Show when=move || !open.get()>
@@ -176,12 +177,12 @@ pub fn CorrectionForm(source: TurnSource) -> impl IntoView {
                     ></textarea>
                     <fieldset class="scope">
                         <legend>"Apply it to"</legend>
-                        <ScopeChoice id=turn_element_id("clarification-reach-similar") name=turn_element_id("clarification-scope").get_untracked() label=Scope::QuestionsLikeThisOne.label() value=Scope::QuestionsLikeThisOne scope/>
+                        <ScopeChoice id=turn_element_id("clarification-reach-similar") name=scope_group.clone() label=Scope::QuestionsLikeThisOne.label() value=Scope::QuestionsLikeThisOne scope/>
                         <Show when=move || scope.get() == Scope::QuestionsLikeThisOne>
                             <ScopeEditor words id=turn_element_id("scope")/>
                         </Show>
-                        <ScopeChoice id=turn_element_id("clarification-reach-every") name=turn_element_id("clarification-scope").get_untracked() label=Scope::EveryQuestion.label() value=Scope::EveryQuestion scope/>
-                        <ScopeChoice id=turn_element_id("clarification-once") name=turn_element_id("clarification-scope").get_untracked() label=Scope::JustThisOnce.label() value=Scope::JustThisOnce scope/>
+                        <ScopeChoice id=turn_element_id("clarification-reach-every") name=scope_group.clone() label=Scope::EveryQuestion.label() value=Scope::EveryQuestion scope/>
+                        <ScopeChoice id=turn_element_id("clarification-once") name=scope_group.clone() label=Scope::JustThisOnce.label() value=Scope::JustThisOnce scope/>
                     </fieldset>
                     <div class="correction-actions">
                         <button id=turn_element_id("clarification-save") type="submit" prop:disabled=saving>"Save"</button>

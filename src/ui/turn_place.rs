@@ -36,3 +36,12 @@ pub fn turn_element_id(name: &'static str) -> Signal<String> {
         None => Signal::stored(name.to_string()),
     }
 }
+
+/// A name that groups form controls (radios) within the calling component's turn: it
+/// never changes as turns are added, so two turns' open forms never share a group.
+pub fn turn_group_name(name: &'static str) -> String {
+    match use_context::<TurnPlace>() {
+        Some(place) => format!("{name}-turn-{}", place.key),
+        None => name.to_string(),
+    }
+}
