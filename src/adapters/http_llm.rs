@@ -115,44 +115,19 @@ impl HttpLanguageModel {
         url: &str,
         body: &Value,
     ) -> Result<Answer, LlmError> {
-        let limit = request_timeout(endpoint);
-        let started = js_sys::Date::now();
-        // reqwest's timeout aborts the fetch and the body read alike, but names only the
-        // first a time-out: an aborted body read is "error decoding response body". The
-        // clock tells them apart.
-        let timed_out = |e: &reqwest::Error| {
-            let elapsed_ms = (js_sys::Date::now() - started).max(0.0) as u64;
-            e.is_timeout() || reached_deadline(Duration::from_millis(elapsed_ms), limit)
-        };
-        let timed_out_error = || LlmError::TimedOut {
-            url: url.to_string(),
-            seconds: limit.as_secs(),
-        };
+        let deadline = WholeRequestDeadline::start(endpoint, url);
         let response = self
             .post(endpoint, url, body)
-            .timeout(limit)
+            .timeout(deadline.limit)
             .send()
             .await
-            .map_err(|e| {
-                if timed_out(&e) {
-                    timed_out_error()
-                } else {
-                    LlmError::Unreachable {
-                        url: url.to_string(),
-                    }
-                }
-            })?;
+            .map_err(|e| deadline.send_failed(&e))?;
         let status = response.status().as_u16();
         let retry_after = retry_after_of(&response);
-        let body = response.text().await.map_err(|e| {
-            if timed_out(&e) {
-                timed_out_error()
-            } else {
-                LlmError::Unexpected {
-                    detail: format!("the reply could not be read: {e}"),
-                }
-            }
-        })?;
+        let body = response
+            .text()
+            .await
+            .map_err(|e| deadline.read_failed(&e))?;
         Ok(Answer {
             status,
             retry_after,
@@ -165,11 +140,7 @@ impl HttpLanguageModel {
     /// The request, with the key if there is one; no timeout of reqwest's, whose timer
     /// would abort a streamed body at the deadline however well it flows.
     fn post(&self, endpoint: &Endpoint, url: &str, body: &Value) -> reqwest::RequestBuilder {
-        let builder = self.client.post(url).json(body);
-        match endpoint.api_key.as_deref().filter(|k| !k.trim().is_empty()) {
-            Some(key) => builder.bearer_auth(key.trim()),
-            None => builder,
-        }
+        with_key(self.client.post(url).json(body), endpoint)
     }
 
     /// One streamed attempt, and another only when `RetryPolicy::PAGE` grants one: a
@@ -305,6 +276,70 @@ impl Silence {
     fn left(&self) -> Duration {
         let silent_ms = (js_sys::Date::now() - self.since).max(0.0) as u64;
         self.limit.saturating_sub(Duration::from_millis(silent_ms))
+    }
+}
+
+/// `builder` with the endpoint's key as a bearer token, when one is set.
+pub fn with_key(builder: reqwest::RequestBuilder, endpoint: &Endpoint) -> reqwest::RequestBuilder {
+    match endpoint.api_key.as_deref().filter(|k| !k.trim().is_empty()) {
+        Some(key) => builder.bearer_auth(key.trim()),
+        None => builder,
+    }
+}
+
+/// One request's whole deadline, and what a failed send or read of it is.
+///
+/// reqwest's timeout aborts the fetch and the body read alike, but names only the
+/// first a time-out: an aborted body read is "error decoding response body". The
+/// clock tells them apart.
+pub struct WholeRequestDeadline {
+    url: String,
+    pub limit: Duration,
+    started_ms: f64,
+}
+
+impl WholeRequestDeadline {
+    /// Starts the endpoint's deadline for a request to `url` now.
+    pub fn start(endpoint: &Endpoint, url: &str) -> Self {
+        WholeRequestDeadline {
+            url: url.to_string(),
+            limit: request_timeout(endpoint),
+            started_ms: js_sys::Date::now(),
+        }
+    }
+
+    fn timed_out(&self, error: &reqwest::Error) -> bool {
+        let elapsed_ms = (js_sys::Date::now() - self.started_ms).max(0.0) as u64;
+        error.is_timeout() || reached_deadline(Duration::from_millis(elapsed_ms), self.limit)
+    }
+
+    fn timed_out_error(&self) -> LlmError {
+        LlmError::TimedOut {
+            url: self.url.clone(),
+            seconds: self.limit.as_secs(),
+        }
+    }
+
+    /// Sending failed: the deadline passed, or nothing answered.
+    pub fn send_failed(&self, error: &reqwest::Error) -> LlmError {
+        if self.timed_out(error) {
+            self.timed_out_error()
+        } else {
+            LlmError::Unreachable {
+                url: self.url.clone(),
+            }
+        }
+    }
+
+    /// Reading the body failed: the deadline passed, or the body broke off.
+    pub fn read_failed(&self, error: &reqwest::Error) -> LlmError {
+        if self.timed_out(error) {
+            self.timed_out_error()
+        } else {
+            LlmError::Unexpected {
+                detail: format!("the reply could not be read: {error}"),
+            }
+        }
     }
 }
 
