@@ -1,6 +1,10 @@
 // Measures the page with a large memory: imports 1 000 / 10 000 lessons into a real page and prints the import time, the first question after the import, a question's own overhead, and reload-to-usable; ends with the summary line for 10 000.
 //
-//   node bench/memory-scale.mjs [--sizes 1000,10000] [--questions 5] [--embedded]
+//   node bench/memory-scale.mjs [--sizes 1000,10000] [--questions 5] [--embedded] [--profile DIR]
+//
+// --profile DIR writes Chromium CPU profiles (DevTools' .cpuprofile) of the import, the
+// reload and the last question, per size, into DIR; `node bench/profile-summary.mjs FILE` lists
+// where their time went.
 //
 // --embedded measures a memory whose every lesson is already embedded by the page's
 // model (what a memory looks like once the background embedding is done, and what a
@@ -31,6 +35,24 @@ const flag = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] 
 const SIZES = flag('--sizes', '1000,10000').split(',').map(Number);
 const QUESTIONS = Number(flag('--questions', 5));
 const EMBEDDED = args.includes('--embedded');
+const PROFILE_DIR = flag('--profile', null);
+
+/** Runs `work` under the CPU profiler when --profile is given, writing DIR/<name>.cpuprofile. */
+async function profiled(page, name, work) {
+  if (!PROFILE_DIR) return work();
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+  await cdp.send('Profiler.start');
+  try {
+    return await work();
+  } finally {
+    const { profile } = await cdp.send('Profiler.stop');
+    fs.mkdirSync(PROFILE_DIR, { recursive: true });
+    fs.writeFileSync(path.join(PROFILE_DIR, `${name}.cpuprofile`), JSON.stringify(profile));
+    await cdp.detach().catch(() => {});
+  }
+}
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ms = (x) => Math.round(x);
@@ -69,19 +91,26 @@ async function measure(site, fake, lessons) {
         if (ev.target?.id === 'import-file') window.__benchPicked = performance.now();
       }, true);
     });
-    await page.setInputFiles('#import-file', file);
-    await page.locator('#import-merge').waitFor({ timeout: 300_000 });
-    await page.click('#import-merge');
-    await waitForText(page, '#memory-notice', `Merged: ${lessons} records written`, 300_000);
+    await profiled(page, `import-${lessons}`, async () => {
+      await page.setInputFiles('#import-file', file);
+      await page.locator('#import-merge').waitFor({ timeout: 300_000 });
+      await page.click('#import-merge');
+      await waitForText(page, '#memory-notice', `Merged: ${lessons} records written`, 300_000);
+    });
     const importMs = await page.evaluate(() => performance.now() - window.__benchPicked);
     await waitForMemoryCount(page, lessons, 60_000);
 
     const firstMs = await timedAsk(page, 'What is the river garden like < fast > in lesson 7?');
     const overheads = [];
-    for (let i = 0; i < QUESTIONS; i += 1) overheads.push(await timedAsk(page, `What is like < word${i} > ?`));
+    for (let i = 0; i < QUESTIONS; i += 1) {
+      const question = `What is like < word${i} > ?`;
+      overheads.push(await (i === QUESTIONS - 1 ? profiled(page, `ask-${lessons}`, () => timedAsk(page, question)) : timedAsk(page, question)));
+    }
 
-    await page.reload({ waitUntil: 'commit' });
-    await waitForMemoryCount(page, lessons, 120_000);
+    await profiled(page, `reload-${lessons}`, async () => {
+      await page.reload({ waitUntil: 'commit' });
+      await waitForMemoryCount(page, lessons, 120_000);
+    });
     const reloadMs = await page.evaluate(() => performance.now());
     return { lessons, importMs, firstMs, askMs: median(overheads), reloadMs, bytes: fs.statSync(file).size };
   } finally {
@@ -148,10 +177,13 @@ async function measureEmbedded(site, fake, lessons) {
     const overheads = [];
     for (let i = 0; i < QUESTIONS; i += 1) {
       const lesson = records[(i * 97) % lessons];
-      overheads.push(await timedAsk(page, lesson.question.replace('< fast >', `< word${i} >`)));
+      const question = lesson.question.replace('< fast >', `< word${i} >`);
+      overheads.push(await (i === QUESTIONS - 1 ? profiled(page, `ask-embedded-${lessons}`, () => timedAsk(page, question)) : timedAsk(page, question)));
     }
-    await page.reload({ waitUntil: 'commit' });
-    await waitForMemoryCount(page, lessons, 120_000);
+    await profiled(page, `reload-embedded-${lessons}`, async () => {
+      await page.reload({ waitUntil: 'commit' });
+      await waitForMemoryCount(page, lessons, 120_000);
+    });
     const reloadMs = await page.evaluate(() => performance.now());
     return { lessons, firstOpenMs, askMs: median(overheads), reloadMs };
   } finally {
@@ -160,7 +192,9 @@ async function measureEmbedded(site, fake, lessons) {
 }
 
 const site = await serveDist();
-const fake = await startFakeLlm();
+// Replies in one event, at once: a question's time is then Remind's own, not the fake's
+// pacing of a stream (30 ms an event by default).
+const fake = await startFakeLlm({ streamMs: 1, wordsPerEvent: 1000 });
 try {
   const embeddedResults = [];
   for (const lessons of EMBEDDED ? SIZES : []) {

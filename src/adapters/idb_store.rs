@@ -320,9 +320,21 @@ async fn read_rows_of(store: &IdbObjectStore) -> Result<Vec<StoredRow>, StoreErr
     let (keys, values) = (settle(&keys_request), settle(&values_request));
     let keys = Array::from(&keys.await.map_err(|e| failed("reading", e))?);
     let values = Array::from(&values.await.map_err(|e| failed("reading", e))?);
+    let embeddings: Vec<Option<StoredVector>> = values
+        .iter()
+        .map(|value| take_binary_embedding(&value))
+        .collect();
+    let texts = json_texts(&values)?;
     keys.iter()
-        .zip(values.iter())
-        .map(|(key, value)| stored_row(&key, value))
+        .zip(texts)
+        .zip(embeddings)
+        .map(|((key, value), embedding)| {
+            Ok(StoredRow {
+                key: key_text(&key)?,
+                value,
+                embedding,
+            })
+        })
         .collect()
 }
 
@@ -331,29 +343,58 @@ const EMBEDDING: &str = "embedding";
 const EMBEDDING_MODEL: &str = "model";
 const EMBEDDING_VECTOR: &str = "vector";
 
-/// A row as read (a value of our own, structured-cloned out of the store): its
-/// embedding taken straight from its `Float32Array` when it holds one, and every other
-/// field as JSON text, which is small. A row of any other shape (schema 2's numbers,
-/// something this Remind did not write) is JSON text whole, as before.
-fn stored_row(key: &JsValue, value: JsValue) -> Result<StoredRow, StoreError> {
-    let key = match key.as_string() {
+/// A store key as JSON text: a record's id is a string; any other key is kept as what
+/// JSON makes of it, so an unreadable row can still be named for deletion.
+fn key_text(key: &JsValue) -> Result<String, StoreError> {
+    match key.as_string() {
         Some(id) => serde_json::to_string(&id)
-            .map_err(|e| StoreError::Failed(format!("reading a key: {e}")))?,
-        None => json_text(key)?,
-    };
-    let embedding = binary_embedding(&value);
-    if embedding.is_some() {
-        // Only the embedding's own field goes; the row object is this read's copy.
-        let _ = Reflect::delete_property(
-            value.unchecked_ref::<Object>(),
-            &JsValue::from_str(EMBEDDING),
-        );
+            .map_err(|e| StoreError::Failed(format!("reading a key: {e}"))),
+        None => json_text(key),
     }
+}
+
+/// One row as read: its embedding taken out (see [`take_binary_embedding`]) and its
+/// other fields as JSON text, which is small.
+fn stored_row(key: &JsValue, value: JsValue) -> Result<StoredRow, StoreError> {
+    let embedding = take_binary_embedding(&value);
     Ok(StoredRow {
-        key,
+        key: key_text(key)?,
         value: json_text(&value)?,
         embedding,
     })
+}
+
+/// Takes a schema-3 row's embedding out of the row (a value of our own,
+/// structured-cloned out of the store, so only this read's copy changes): its vector
+/// straight from its `Float32Array`. A row of any other shape (schema 2's numbers,
+/// something this Remind did not write) keeps its embedding among its JSON, as before.
+fn take_binary_embedding(value: &JsValue) -> Option<StoredVector> {
+    let embedding = binary_embedding(value)?;
+    let _ = Reflect::delete_property(
+        value.unchecked_ref::<Object>(),
+        &JsValue::from_str(EMBEDDING),
+    );
+    Some(embedding)
+}
+
+/// Each of `values` as JSON text, in order. One `JSON.stringify` of the whole array,
+/// cut into its elements by serde, instead of one per row: crossing into JavaScript
+/// and back for each of 10 000 rows was most of what a reload spent in the page. When
+/// the whole cannot be made text (a row holding a cycle or a BigInt, which no Remind
+/// writes), each row is made text on its own, so the failure names that read.
+fn json_texts(values: &Array) -> Result<Vec<String>, StoreError> {
+    if let Ok(whole) = JSON::stringify(values) {
+        let whole = String::from(whole);
+        if let Ok(parts) = serde_json::from_str::<Vec<&serde_json::value::RawValue>>(&whole)
+            && parts.len() == values.length() as usize
+        {
+            return Ok(parts
+                .into_iter()
+                .map(|part| part.get().to_owned())
+                .collect());
+        }
+    }
+    values.iter().map(|value| json_text(&value)).collect()
 }
 
 /// The embedding of a schema-3 row: `{ model: string, vector: Float32Array }`.

@@ -7,18 +7,23 @@
 //! store a real secret, but ordinary sentences about passwords, passphrases, PINs,
 //! version numbers, ISBNs, dates, phone numbers and plain URLs pass.
 
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+
 /// Names the kind of secret `text` seems to hold, if any. The most specific shapes
 /// are tried first, so the user is told the most precise kind.
 pub fn find_secret(text: &str) -> Option<&'static str> {
     // ASCII lowering keeps every byte offset, so a match in `lower` slices `text`.
     let lower = text.to_ascii_lowercase();
+    let labels = LabelsFound::in_text(&lower);
     private_key_block(&lower)
         .or_else(|| webhook_url(&lower))
         .or_else(|| url_with_password(text))
         .or_else(|| jwt(text))
         .or_else(|| prefixed_token(text))
-        .or_else(|| aws_secret_key(text, &lower))
-        .or_else(|| labelled_secret(text, &lower))
+        .or_else(|| aws_secret_key(text, &lower, &labels))
+        .or_else(|| labelled_secret(text, &lower, &labels))
         .or_else(|| long_token(text))
         .or_else(|| has_card_number(text).then_some("a card number"))
 }
@@ -53,6 +58,10 @@ fn webhook_url(lower: &str) -> Option<&'static str> {
             "a Microsoft Teams webhook URL",
         ),
     ];
+    // Every marker holds "hook": one search skips them all in ordinary text.
+    if !lower.contains("hook") {
+        return None;
+    }
     WEBHOOKS.iter().find_map(|&(marker, kind)| {
         lower
             .match_indices(marker)
@@ -143,8 +152,16 @@ fn prefixed_token(text: &str) -> Option<&'static str> {
         "AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "APKA", "AROA",
         "ASCA",
     ];
+    // No token is shorter than its prefix and the characters that must follow it, nor
+    // than an access key ID: the words of ordinary text are skipped at once.
+    let shortest = PREFIXED
+        .iter()
+        .map(|&(prefix, min, _)| prefix.len() + min)
+        .min()
+        .unwrap_or(0)
+        .min(AWS_KEY_ID_LEN);
     let runs = text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'));
-    for run in runs {
+    for run in runs.filter(|run| run.len() >= shortest) {
         for &(prefix, min, kind) in PREFIXED {
             if let Some(rest) = run.strip_prefix(prefix)
                 && rest.len() >= min
@@ -154,7 +171,7 @@ fn prefixed_token(text: &str) -> Option<&'static str> {
                 return Some(kind);
             }
         }
-        if run.len() == 20
+        if run.len() == AWS_KEY_ID_LEN
             && AWS_KEY_ID_PREFIXES.iter().any(|p| run.starts_with(p))
             && run
                 .chars()
@@ -166,22 +183,27 @@ fn prefixed_token(text: &str) -> Option<&'static str> {
     None
 }
 
+/// An AWS access key ID: a known four-letter prefix and sixteen more.
+const AWS_KEY_ID_LEN: usize = 20;
+
+/// The labels an AWS secret access key follows.
+const AWS_SECRET_LABELS: &[&str] = &[
+    "aws_secret_access_key",
+    "aws secret access key",
+    "secret_access_key",
+    "secret access key",
+    "secretaccesskey",
+    "aws_secret_key",
+    "aws secret key",
+];
+
 /// An AWS secret access key: 40 base64 characters, after a label naming it or alone
 /// when it is as random as one (mixed case, digits, case changing all the way).
-fn aws_secret_key(text: &str, lower: &str) -> Option<&'static str> {
-    const LABELS: &[&str] = &[
-        "aws_secret_access_key",
-        "aws secret access key",
-        "secret_access_key",
-        "secret access key",
-        "secretaccesskey",
-        "aws_secret_key",
-        "aws secret key",
-    ];
+fn aws_secret_key(text: &str, lower: &str, labels: &LabelsFound) -> Option<&'static str> {
     const KIND: &str = "an AWS secret access key";
     let is_b64 = |c: char| c.is_ascii_alphanumeric() || "+/=".contains(c);
-    for label in LABELS {
-        for end in label_ends(lower, label) {
+    for label in 0..AWS_SECRET_LABELS.len() {
+        for (_, end) in labels.word_spans(lower, LABELS.len() + label) {
             let value =
                 text[end..].trim_start_matches(|c: char| c.is_whitespace() || ":=\"'`".contains(c));
             let value = value
@@ -555,36 +577,72 @@ const ASKING: &[&str] = &[
 
 const QUOTES: &[char] = &['"', '\'', '`', '“', '”', '‘', '’', '«', '»'];
 
-fn labelled_secret(text: &str, lower: &str) -> Option<&'static str> {
-    LABELS.iter().find_map(|&(label, form, kind)| {
-        label_spans(lower, label)
-            .any(|(start, end)| announces_secret(text, start, end, form))
-            .then_some(kind)
-    })
+fn labelled_secret(text: &str, lower: &str, labels: &LabelsFound) -> Option<&'static str> {
+    LABELS
+        .iter()
+        .enumerate()
+        .find_map(|(label, &(_, form, kind))| {
+            labels
+                .word_spans(lower, label)
+                .any(|(start, end)| announces_secret(text, start, end, form))
+                .then_some(kind)
+        })
 }
 
-/// Where `label` stands as a word of its own (`db_password=` counts, `passwords` and
-/// `password-protected` do not).
-fn label_spans<'a>(lower: &'a str, label: &'a str) -> impl Iterator<Item = (usize, usize)> + 'a {
-    lower.match_indices(label).filter_map(move |(at, _)| {
-        let end = at + label.len();
-        let before_ok = lower[..at]
-            .chars()
-            .next_back()
-            .is_none_or(|c| !c.is_alphanumeric());
-        let mut after = lower[end..].chars();
-        let after_ok = match after.next() {
-            None => true,
-            Some(c) if c.is_alphanumeric() || c == '_' => false,
-            Some('-') => !after.next().is_some_and(char::is_alphanumeric),
-            Some(_) => true,
-        };
-        (before_ok && after_ok).then_some((at, end))
-    })
+/// Where each label the scanner reads stands in a lowered text: those of [`LABELS`],
+/// then those of [`AWS_SECRET_LABELS`], by their place in that order. Found in one pass
+/// over the text, where searching for each of sixty labels in turn was most of the time
+/// an import of thousands of lessons spent checking them.
+struct LabelsFound {
+    /// Per label, the `(start, end)` of its occurrences, left to right, none
+    /// overlapping another of the same label (as `str::match_indices` finds them).
+    spans: Vec<Vec<(usize, usize)>>,
 }
 
-fn label_ends<'a>(lower: &'a str, label: &'a str) -> impl Iterator<Item = usize> + 'a {
-    label_spans(lower, label).map(|(_, end)| end)
+/// The one searcher for every label, built on first use.
+static LABEL_FINDER: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    let labels = LABELS
+        .iter()
+        .map(|&(label, _, _)| label)
+        .chain(AWS_SECRET_LABELS.iter().copied());
+    AhoCorasick::new(labels).expect("a few dozen short literal labels always make a searcher")
+});
+
+impl LabelsFound {
+    fn in_text(lower: &str) -> Self {
+        let mut spans = vec![Vec::new(); LABELS.len() + AWS_SECRET_LABELS.len()];
+        for found in LABEL_FINDER.find_overlapping_iter(lower) {
+            let of_label: &mut Vec<(usize, usize)> = &mut spans[found.pattern().as_usize()];
+            if of_label.last().is_none_or(|&(_, end)| found.start() >= end) {
+                of_label.push((found.start(), found.end()));
+            }
+        }
+        LabelsFound { spans }
+    }
+
+    /// Where label number `label` stands as a word of its own (`db_password=` counts,
+    /// `passwords` and `password-protected` do not).
+    fn word_spans<'a>(
+        &'a self,
+        lower: &'a str,
+        label: usize,
+    ) -> impl Iterator<Item = (usize, usize)> + 'a {
+        let spans = self.spans.get(label).map_or(&[][..], Vec::as_slice);
+        spans.iter().copied().filter(move |&(at, end)| {
+            let before_ok = lower[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_alphanumeric());
+            let mut after = lower[end..].chars();
+            let after_ok = match after.next() {
+                None => true,
+                Some(c) if c.is_alphanumeric() || c == '_' => false,
+                Some('-') => !after.next().is_some_and(char::is_alphanumeric),
+                Some(_) => true,
+            };
+            before_ok && after_ok
+        })
+    }
 }
 
 /// How the label is joined to what follows.
