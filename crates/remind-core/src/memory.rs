@@ -7,6 +7,7 @@
 //! silently overwriting a lesson someone else (another tab) changed in between.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, OnceLock};
 
 use thiserror::Error;
 
@@ -204,14 +205,34 @@ fn describe_version(version: Option<u32>) -> String {
 }
 
 /// All records, current and historical, as one value.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct FeedbackMemory {
     records: Vec<MemoryRecord>,
+    /// Where each id's record stands in `records`: built by the first lookup after a
+    /// change and shared (an `Arc`) by the snapshots cloned from it. The page looks up
+    /// every lesson it shows by id; searching ten thousand records for each was a good
+    /// part of what a reload and a question cost.
+    slot_of: OnceLock<Arc<HashMap<RecordId, usize>>>,
+}
+
+/// Two memories are equal when they hold the same records; the index follows from them.
+impl PartialEq for FeedbackMemory {
+    fn eq(&self, other: &Self) -> bool {
+        self.records == other.records
+    }
 }
 
 impl FeedbackMemory {
     pub fn from_records(records: Vec<MemoryRecord>) -> Self {
-        FeedbackMemory { records }
+        FeedbackMemory {
+            records,
+            slot_of: OnceLock::new(),
+        }
+    }
+
+    fn slot_of(&self) -> &HashMap<RecordId, usize> {
+        self.slot_of
+            .get_or_init(|| Arc::new(slots_of(&self.records)))
     }
 
     pub fn records(&self) -> &[MemoryRecord] {
@@ -256,7 +277,7 @@ impl FeedbackMemory {
     }
 
     pub fn get(&self, id: &RecordId) -> Option<&MemoryRecord> {
-        self.records.iter().find(|r| &r.id == id)
+        self.slot_of().get(id).map(|&i| &self.records[i])
     }
 
     /// Every record of a key, oldest first.
@@ -706,12 +727,10 @@ impl FeedbackMemory {
     /// Writes `records` over those of the same id, or adds them. Indexed by id, not
     /// searched: an import applies thousands of records at once.
     pub fn apply_records(&mut self, records: &[MemoryRecord]) {
-        let mut slot_of: HashMap<RecordId, usize> = self
-            .records
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (r.id.clone(), i))
-            .collect();
+        let mut slot_of = self
+            .slot_of
+            .take()
+            .map_or_else(|| slots_of(&self.records), Arc::unwrap_or_clone);
         for record in records {
             match slot_of.get(&record.id) {
                 Some(&i) => self.records[i] = record.clone(),
@@ -721,26 +740,71 @@ impl FeedbackMemory {
                 }
             }
         }
+        self.slot_of = OnceLock::from(Arc::new(slot_of));
     }
 
     pub fn upsert(&mut self, record: MemoryRecord) {
-        match self.records.iter_mut().find(|r| r.id == record.id) {
-            Some(slot) => *slot = record,
-            None => self.records.push(record),
-        }
+        self.apply_records(std::slice::from_ref(&record));
     }
 
     /// Drops records for good (after the store erased them).
     pub fn erase(&mut self, ids: &[RecordId]) {
         let erased: HashSet<&RecordId> = ids.iter().collect();
         self.records.retain(|r| !erased.contains(&r.id));
+        self.slot_of = OnceLock::new();
     }
+}
+
+/// Where each id's record stands; the first record of an id wins, as a search from the
+/// front finds it.
+fn slots_of(records: &[MemoryRecord]) -> HashMap<RecordId, usize> {
+    let mut slots = HashMap::with_capacity(records.len());
+    for (i, record) in records.iter().enumerate() {
+        slots.entry(record.id.clone()).or_insert(i);
+    }
+    slots
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::record::Reach;
+
+    #[test]
+    fn a_record_is_found_by_id_after_every_kind_of_change() {
+        let mut memory = FeedbackMemory::default();
+        write(&mut memory, "What is like < fast > ?", "a synonym", "a", 1);
+        write(
+            &mut memory,
+            "What sounds like < fast > ?",
+            "a rhyme",
+            "b",
+            2,
+        );
+        let before_erase = memory.clone();
+        memory.erase(&[RecordId("a".into())]);
+        assert_eq!(memory.get(&RecordId("a".into())), None);
+        assert_eq!(
+            memory.get(&RecordId("b".into())).map(|r| r.id.0.as_str()),
+            Some("b"),
+            "erasing moves the others; the lookup follows"
+        );
+        assert!(
+            before_erase.get(&RecordId("a".into())).is_some(),
+            "a snapshot taken before keeps its own records"
+        );
+        let mut edited = memory
+            .get(&RecordId("b".into()))
+            .cloned()
+            .expect("b is held");
+        edited.version = 7;
+        memory.upsert(edited);
+        assert_eq!(
+            memory.get(&RecordId("b".into())).map(|r| r.version),
+            Some(7)
+        );
+        assert_eq!(memory.records().len(), 1);
+    }
 
     fn write(
         memory: &mut FeedbackMemory,
