@@ -1,7 +1,8 @@
-//! The IndexedDB schema migration from version 2 (embeddings as JSON numbers) to 3
-//! (embeddings as `Float32Array`s), on a real version-2 database in headless Chromium:
-//! every record reads back, its embedding bit for bit, a row that cannot be read is
-//! kept exactly as it was, and writes after the migration round-trip.
+//! The IndexedDB schema migrations to version 4 (embeddings as `Float32Array`s in a
+//! store of their own), from version 2 (embeddings as JSON numbers in each row) and
+//! from version 3 (`Float32Array`s in each row), on real databases in headless
+//! Chromium: every record reads back, its embedding bit for bit, a row that cannot be
+//! read is kept exactly as it was, and writes after the migration round-trip.
 //!
 //! Its own test binary, since it deletes and recreates the page's database.
 #![cfg(target_arch = "wasm32")]
@@ -10,7 +11,7 @@ use js_sys::{Array, Float32Array, JSON, Reflect};
 use remind_app::ports::{MemoryStore, StoreChange, StoreError};
 use remind_core::memory::{FeedbackMemory, Lesson};
 use remind_core::record::{MemoryRecord, RecordId, RecordKind, StoredEmbedding, Timestamp};
-use remind_core::stored_record::record_to_json;
+use remind_core::stored_record::{record_to_json, record_to_json_and_vector};
 use remind_web::adapters::idb_store::IdbStore;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -29,13 +30,20 @@ async fn run(script: &str) -> JsValue {
 /// Replaces the page's database with a version-2 one, its schema as version 2 of
 /// `idb_store.rs` made it, holding `rows` (a JavaScript array literal) as stored.
 async fn version_2_database_with(rows: &str) {
+    older_database_with(2, rows).await;
+}
+
+/// Replaces the page's database with one of `version` (2 or 3, whose schemas were the
+/// same; only what a row held differed), holding `rows` (a JavaScript expression
+/// giving an array) as stored.
+async fn older_database_with(version: u32, rows: &str) {
     run(&format!(
         "new Promise((resolve, reject) => {{
             const gone = indexedDB.deleteDatabase('remind');
             gone.onerror = () => reject(gone.error);
             gone.onblocked = () => reject(new Error('the old database is still open'));
             gone.onsuccess = () => {{
-                const open = indexedDB.open('remind', 2);
+                const open = indexedDB.open('remind', {version});
                 open.onupgradeneeded = () => {{
                     const db = open.result;
                     db.createObjectStore('records', {{ keyPath: 'id' }}).createIndex('key', 'key');
@@ -55,23 +63,43 @@ async fn version_2_database_with(rows: &str) {
     .await;
 }
 
-/// The row stored under `id` as the database holds it, and the database's version.
-async fn raw_row(id: &str) -> (JsValue, u32) {
+/// The row stored under `id` as the database holds it, the embedding the embeddings
+/// store holds under it (`undefined` for none), and the database's version.
+async fn raw_row(id: &str) -> (JsValue, JsValue, u32) {
     let found = run(&format!(
         "new Promise((resolve, reject) => {{
             const open = indexedDB.open('remind');
             open.onerror = () => reject(open.error);
             open.onsuccess = () => {{
                 const db = open.result;
-                const read = db.transaction('records').objectStore('records').get({id:?});
-                read.onsuccess = () => {{ db.close(); resolve([read.result, db.version]); }};
-                read.onerror = () => {{ db.close(); reject(read.error); }};
+                const tx = db.transaction(['records', 'embeddings']);
+                const row = tx.objectStore('records').get({id:?});
+                const apart = tx.objectStore('embeddings').get({id:?});
+                // Closed once the read's transaction is over, so no deletion that
+                // follows finds the connection still open.
+                tx.oncomplete = () => {{ db.close(); resolve([row.result, apart.result, db.version]); }};
+                tx.onerror = () => {{ db.close(); reject(tx.error); }};
             }};
         }})"
     ))
     .await;
     let found = Array::from(&found);
-    (found.get(0), found.get(1).as_f64().unwrap() as u32)
+    (
+        found.get(0),
+        found.get(1),
+        found.get(2).as_f64().unwrap() as u32,
+    )
+}
+
+/// Whether `row` holds an `embedding` field of its own.
+fn holds_embedding(row: &JsValue) -> bool {
+    Reflect::has(row, &"embedding".into()).unwrap()
+        && !Reflect::get(row, &"embedding".into()).unwrap().is_null()
+}
+
+/// The `vector` of an embedding as the embeddings store holds it.
+fn vector_apart(embedding: &JsValue) -> JsValue {
+    Reflect::get(embedding, &"vector".into()).unwrap()
 }
 
 fn embedding_vector(row: &JsValue) -> JsValue {
@@ -141,8 +169,8 @@ async fn a_version_2_database_is_migrated_keeping_every_record_and_every_unreada
         .load_all()
         .await
         .expect("the migrated database reads");
-    let (_, version) = raw_row("a-embedded").await;
-    assert_eq!(version, 3);
+    let (_, _, version) = raw_row("a-embedded").await;
+    assert_eq!(version, 4);
     let mut expected_infinite = infinite.clone();
     expected_infinite.embedding = None;
     assert_eq!(
@@ -152,14 +180,17 @@ async fn a_version_2_database_is_migrated_keeping_every_record_and_every_unreada
     let read_vector = stored.records[0].embedding.as_ref().unwrap().vector();
     assert_eq!(bits(read_vector), bits(&vector), "bit for bit");
 
-    let (row, _) = raw_row("a-embedded").await;
-    assert!(embedding_vector(&row).is_instance_of::<Float32Array>());
-    let (row, _) = raw_row("c-infinite").await;
+    let (row, apart, _) = raw_row("a-embedded").await;
+    assert!(!holds_embedding(&row), "the embedding left the row");
+    assert!(vector_apart(&apart).is_instance_of::<Float32Array>());
+    let (row, apart, _) = raw_row("c-infinite").await;
     assert!(Array::is_array(&embedding_vector(&row)), "left as it was");
+    assert!(apart.is_undefined());
     let as_stored =
         |json: &str| String::from(JSON::stringify(&JSON::parse(json).unwrap()).unwrap());
-    let (row, _) = raw_row("d-unreadable").await;
+    let (row, apart, _) = raw_row("d-unreadable").await;
     assert!(Array::is_array(&embedding_vector(&row)), "not converted");
+    assert!(apart.is_undefined(), "nor moved");
     assert_eq!(
         String::from(JSON::stringify(&row).unwrap()),
         as_stored(&unreadable_json),
@@ -203,8 +234,12 @@ async fn a_version_2_database_is_migrated_keeping_every_record_and_every_unreada
     assert_eq!(again.records[1], example);
     assert_eq!(again.records[2].stats.times_applied, 1);
     assert_eq!(again.records[2].embedding, Some(embedding));
-    let (row, _) = raw_row("c-infinite").await;
-    assert!(embedding_vector(&row).is_instance_of::<Float32Array>());
+    let (row, apart, _) = raw_row("c-infinite").await;
+    assert!(
+        !holds_embedding(&row),
+        "the row no longer holds the broken vector"
+    );
+    assert!(vector_apart(&apart).is_instance_of::<Float32Array>());
     assert_eq!(again.unreadable, stored.unreadable, "still untouched");
 
     // A targeted write over the unreadable row is refused like any other.
@@ -220,6 +255,79 @@ async fn a_version_2_database_is_migrated_keeping_every_record_and_every_unreada
         Err(StoreError::WouldOverwriteUnreadable {
             id: "\"d-unreadable\"".into()
         })
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_version_3_database_has_its_embeddings_moved_apart_bit_for_bit() {
+    let vector = awkward_unit_vector();
+    let mut embedded = lesson("a-embedded", "What is like < fast > ?");
+    embedded.embedding = Some(StoredEmbedding::new("minilm", vector.clone()).unwrap());
+    let plain = lesson("b-plain", "How do I spell < rhythm > ?");
+    let embedded_json = record_to_json_and_vector(&embedded).unwrap().0;
+    let plain_json = record_to_json(&plain).unwrap();
+    // A newer Remind's state: unreadable, its Float32Array left in its row.
+    let unreadable_json = embedded_json
+        .replace("a-embedded", "c-unreadable")
+        .replace("\"current\"", "\"archived\"");
+    let values: Vec<String> = vector.iter().map(|x| format!("{x:e}")).collect();
+    let binary = format!(
+        "{{ model: 'minilm', vector: new Float32Array([{}]) }}",
+        values.join(",")
+    );
+    older_database_with(
+        3,
+        &format!(
+            "[{{ ...{embedded_json}, embedding: {binary} }}, {plain_json}, \
+             {{ ...{unreadable_json}, embedding: {binary} }}]"
+        ),
+    )
+    .await;
+
+    let stored = IdbStore
+        .load_all()
+        .await
+        .expect("the migrated database reads");
+    assert_eq!(stored.records, vec![embedded.clone(), plain.clone()]);
+    let read_vector = stored.records[0].embedding.as_ref().unwrap().vector();
+    assert_eq!(bits(read_vector), bits(&vector), "bit for bit");
+    let (row, apart, version) = raw_row("a-embedded").await;
+    assert_eq!(version, 4);
+    assert!(!holds_embedding(&row), "the embedding left the row");
+    assert!(vector_apart(&apart).is_instance_of::<Float32Array>());
+    let (row, apart, _) = raw_row("c-unreadable").await;
+    assert!(
+        embedding_vector(&row).is_instance_of::<Float32Array>(),
+        "the unreadable row keeps its own"
+    );
+    assert!(apart.is_undefined());
+    assert_eq!(stored.unreadable.len(), 1);
+
+    // The records alone, then the embeddings: what a reload shows first, and then.
+    let shown_first = IdbStore.load_all_but_embeddings().await.unwrap();
+    assert!(shown_first.records.iter().all(|r| r.embedding.is_none()));
+    assert_eq!(shown_first.records.len(), 2);
+    let apart = IdbStore.load_embeddings().await.unwrap();
+    assert_eq!(apart.len(), 1);
+    assert_eq!(apart[0].0, embedded.id);
+    assert_eq!(bits(&apart[0].1.vector), bits(&vector));
+
+    // Forgetting the record forgets its embedding; putting it back without one
+    // leaves none behind.
+    IdbStore
+        .commit(&[], std::slice::from_ref(&embedded.id))
+        .await
+        .unwrap();
+    let (_, apart, _) = raw_row("a-embedded").await;
+    assert!(apart.is_undefined(), "erased with its record");
+    let mut bare = embedded.clone();
+    bare.embedding = None;
+    IdbStore.write(&[embedded.clone()]).await.unwrap();
+    IdbStore.write(&[bare]).await.unwrap();
+    let (_, apart, _) = raw_row("a-embedded").await;
+    assert!(
+        apart.is_undefined(),
+        "a record put without an embedding has none"
     );
 }
 

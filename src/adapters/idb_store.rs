@@ -12,6 +12,7 @@
 //! reads and writes only its own records ([`MemoryStore::transact_records`]).
 
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::rc::Rc;
 
 use js_sys::{Array, Float32Array, JSON, Object, Promise, Reflect};
@@ -32,8 +33,11 @@ use remind_core::stored_rows::{StoredMemory, StoredRow, read_row, read_rows};
 
 const DB_NAME: &str = "remind";
 /// Bumped with every schema change; [`migrate`] brings older databases up to date.
-const DB_VERSION: u32 = 3;
+const DB_VERSION: u32 = 4;
 const RECORDS: &str = "records";
+/// The records' embeddings (schema 4), each under its record's id: kept apart so the
+/// records, a tenth of the bytes, are read and shown first.
+const EMBEDDINGS: &str = "embeddings";
 /// The learning curve's turn log (schema version 2): append-only, in key order.
 const TURN_EVENTS: &str = "turn_events";
 /// How long an upgrade may wait for another tab to let go of the old version before
@@ -50,6 +54,20 @@ impl MemoryStore for IdbStore {
     async fn load_all(&self) -> Result<StoredMemory, StoreError> {
         let db = open().await?;
         let outcome = load_all_from(&db).await;
+        db.close();
+        outcome
+    }
+
+    async fn load_all_but_embeddings(&self) -> Result<StoredMemory, StoreError> {
+        let db = open().await?;
+        let outcome = load_records_from(&db).await;
+        db.close();
+        outcome
+    }
+
+    async fn load_embeddings(&self) -> Result<Vec<(RecordId, StoredVector)>, StoreError> {
+        let db = open().await?;
+        let outcome = load_embeddings_from(&db).await;
         db.close();
         outcome
     }
@@ -84,17 +102,16 @@ impl MemoryStore for IdbStore {
         }
         let _leaving_warns = WriteInFlight::begin();
         let db = open().await?;
-        let tx = db
-            .transaction_with_str_and_mode(RECORDS, IdbTransactionMode::Readwrite)
-            .map_err(|e| failed("starting the deletion", e));
+        let tx = readwrite(&db).map_err(|e| failed("starting the deletion", e));
         let outcome = match tx {
             Ok(tx) => {
                 let done = committed(&tx);
-                match tx.object_store(RECORDS) {
-                    Ok(store) => match row_keys
-                        .iter()
-                        .try_for_each(|key| store.delete(key).map(drop))
-                    {
+                match both_stores(&tx) {
+                    // An embedding kept under the same key goes with the row.
+                    Ok((records, embeddings)) => match row_keys.iter().try_for_each(|key| {
+                        records.delete(key)?;
+                        embeddings.delete(key).map(drop)
+                    }) {
                         Ok(()) => done.await.map(drop).map_err(|e| failed("deleting", e)),
                         Err(e) => {
                             let _ = tx.abort();
@@ -158,15 +175,98 @@ impl MemoryStore for IdbStore {
     }
 }
 
-/// Every row of the records store, read in one transaction and sorted into what
-/// decodes and what does not.
+/// Every record with its embedding, read in one transaction from both stores and
+/// sorted into what decodes and what does not.
 async fn load_all_from(db: &IdbDatabase) -> Result<StoredMemory, StoreError> {
+    let tx = db
+        .transaction_with_str_sequence(&store_names())
+        .map_err(|e| failed("opening a read", e))?;
+    let (records, embeddings) = both_stores(&tx).map_err(|e| failed("reading", e))?;
+    Ok(read_rows(read_whole_rows(&records, &embeddings).await?))
+}
+
+/// Every row of the records store, without the embeddings kept apart: what the page
+/// shows first.
+async fn load_records_from(db: &IdbDatabase) -> Result<StoredMemory, StoreError> {
     let tx = db
         .transaction_with_str(RECORDS)
         .map_err(|e| failed("opening a read", e))?;
     let store = tx.object_store(RECORDS).map_err(|e| failed("reading", e))?;
-    let rows = read_rows_of(&store).await?;
-    Ok(read_rows(rows))
+    Ok(read_rows(read_rows_of(&store).await?))
+}
+
+/// Every embedding kept apart, by record id; an entry that is not an embedding this
+/// Remind wrote is left out (the lesson is embedded again and the entry replaced).
+async fn load_embeddings_from(
+    db: &IdbDatabase,
+) -> Result<Vec<(RecordId, StoredVector)>, StoreError> {
+    let tx = db
+        .transaction_with_str(EMBEDDINGS)
+        .map_err(|e| failed("opening a read", e))?;
+    let store = tx
+        .object_store(EMBEDDINGS)
+        .map_err(|e| failed("reading", e))?;
+    let keys_request = store.get_all_keys().map_err(|e| failed("reading", e))?;
+    let values_request = store.get_all().map_err(|e| failed("reading", e))?;
+    let (keys, values) = (settle(&keys_request), settle(&values_request));
+    let keys = Array::from(&keys.await.map_err(|e| failed("reading", e))?);
+    let values = Array::from(&values.await.map_err(|e| failed("reading", e))?);
+    Ok(keys
+        .iter()
+        .zip(values.iter())
+        .filter_map(|(key, value)| Some((RecordId(key.as_string()?), embedding_of(&value)?)))
+        .collect())
+}
+
+/// The names of both stores, for a transaction over the two.
+fn store_names() -> Array {
+    Array::of2(&JsValue::from_str(RECORDS), &JsValue::from_str(EMBEDDINGS))
+}
+
+/// A readwrite transaction over both stores: a record and its embedding are written
+/// together or not at all.
+fn readwrite(db: &IdbDatabase) -> Result<IdbTransaction, JsValue> {
+    db.transaction_with_str_sequence_and_mode(&store_names(), IdbTransactionMode::Readwrite)
+}
+
+fn both_stores(tx: &IdbTransaction) -> Result<(IdbObjectStore, IdbObjectStore), JsValue> {
+    Ok((tx.object_store(RECORDS)?, tx.object_store(EMBEDDINGS)?))
+}
+
+/// Every record row, each with its embedding from the embeddings store when the row
+/// holds none of its own (a row holding one was put there by something other than
+/// this Remind, which writes every embedding apart).
+async fn read_whole_rows(
+    records: &IdbObjectStore,
+    embeddings: &IdbObjectStore,
+) -> Result<Vec<StoredRow>, StoreError> {
+    // Both reads are issued at the first poll, before either is awaited.
+    let (rows, apart) = futures::join!(read_rows_of(records), read_all_embeddings(embeddings));
+    let (mut rows, mut apart) = (rows?, apart?);
+    for row in &mut rows {
+        if row.embedding.is_none()
+            && let Ok(id) = serde_json::from_str::<String>(&row.key)
+        {
+            row.embedding = apart.remove(&id);
+        }
+    }
+    Ok(rows)
+}
+
+/// Every embedding of the embeddings store that reads as one, by record id.
+async fn read_all_embeddings(
+    store: &IdbObjectStore,
+) -> Result<HashMap<String, StoredVector>, StoreError> {
+    let keys_request = store.get_all_keys().map_err(|e| failed("reading", e))?;
+    let values_request = store.get_all().map_err(|e| failed("reading", e))?;
+    let (keys, values) = (settle(&keys_request), settle(&values_request));
+    let keys = Array::from(&keys.await.map_err(|e| failed("reading", e))?);
+    let values = Array::from(&values.await.map_err(|e| failed("reading", e))?);
+    Ok(keys
+        .iter()
+        .zip(values.iter())
+        .filter_map(|(key, value)| Some((key.as_string()?, embedding_of(&value)?)))
+        .collect())
 }
 
 /// The read, the plan and the write of one change, in one readwrite transaction.
@@ -181,12 +281,10 @@ async fn transact_in(
     db: &IdbDatabase,
     plan: impl FnOnce(Vec<MemoryRecord>) -> StoreChange,
 ) -> Result<(), StoreError> {
-    let tx = db
-        .transaction_with_str_and_mode(RECORDS, IdbTransactionMode::Readwrite)
-        .map_err(|e| failed("starting the save", e))?;
+    let tx = readwrite(db).map_err(|e| failed("starting the save", e))?;
     let done = committed(&tx);
-    let store = tx.object_store(RECORDS).map_err(|e| failed("saving", e))?;
-    let stored = match read_rows_of(&store).await {
+    let (records, embeddings) = both_stores(&tx).map_err(|e| failed("saving", e))?;
+    let stored = match read_whole_rows(&records, &embeddings).await {
         Ok(rows) => read_rows(rows),
         Err(e) => {
             let _ = tx.abort();
@@ -194,7 +292,7 @@ async fn transact_in(
         }
     };
     let change = plan(stored.records.clone());
-    write_planned(&tx, done, &store, &stored, &change).await
+    write_planned(&tx, done, (&records, &embeddings), &stored, &change).await
 }
 
 /// The read, the plan and the write of a change to the records `ids` alone, in one
@@ -206,12 +304,10 @@ async fn transact_records_in(
     ids: &[RecordId],
     plan: impl FnOnce(Vec<MemoryRecord>) -> StoreChange,
 ) -> Result<(), StoreError> {
-    let tx = db
-        .transaction_with_str_and_mode(RECORDS, IdbTransactionMode::Readwrite)
-        .map_err(|e| failed("starting the save", e))?;
+    let tx = readwrite(db).map_err(|e| failed("starting the save", e))?;
     let done = committed(&tx);
-    let store = tx.object_store(RECORDS).map_err(|e| failed("saving", e))?;
-    let stored = match read_named_rows(&store, ids).await {
+    let (records, embeddings) = both_stores(&tx).map_err(|e| failed("saving", e))?;
+    let stored = match read_named_rows(&records, &embeddings, ids).await {
         Ok(rows) => read_rows(rows),
         Err(e) => {
             let _ = tx.abort();
@@ -223,26 +319,34 @@ async fn transact_records_in(
         let _ = tx.abort();
         return Err(StoreChange::reaching_further());
     }
-    write_planned(&tx, done, &store, &stored, &change).await
+    write_planned(&tx, done, (&records, &embeddings), &stored, &change).await
 }
 
-/// The rows of `ids` the store holds (an id it does not hold is left out), read with
-/// one `get` each, all issued before the first is awaited.
+/// The rows of `ids` the records store holds (an id it does not hold is left out),
+/// each with its embedding kept apart, read with one `get` per store and id, all
+/// issued before the first is awaited.
 async fn read_named_rows(
-    store: &IdbObjectStore,
+    records: &IdbObjectStore,
+    embeddings: &IdbObjectStore,
     ids: &[RecordId],
 ) -> Result<Vec<StoredRow>, StoreError> {
     let mut reads = Vec::with_capacity(ids.len());
     for id in ids {
         let key = JsValue::from_str(&id.0);
-        let request = store.get(&key).map_err(|e| failed("reading", e))?;
-        reads.push((key, settle(&request)));
+        let row = records.get(&key).map_err(|e| failed("reading", e))?;
+        let embedding = embeddings.get(&key).map_err(|e| failed("reading", e))?;
+        reads.push((key, settle(&row), settle(&embedding)));
     }
     let mut rows = Vec::with_capacity(reads.len());
-    for (key, read) in reads {
-        let value = read.await.map_err(|e| failed("reading", e))?;
+    for (key, row, embedding) in reads {
+        let value = row.await.map_err(|e| failed("reading", e))?;
+        let apart = embedding.await.map_err(|e| failed("reading", e))?;
         if !value.is_undefined() {
-            rows.push(stored_row(&key, value)?);
+            let mut row = stored_row(&key, value)?;
+            if row.embedding.is_none() {
+                row.embedding = embedding_of(&apart);
+            }
+            rows.push(row);
         }
     }
     Ok(rows)
@@ -254,7 +358,7 @@ async fn read_named_rows(
 async fn write_planned(
     tx: &IdbTransaction,
     done: JsFuture,
-    store: &IdbObjectStore,
+    stores: (&IdbObjectStore, &IdbObjectStore),
     stored: &StoredMemory,
     change: &StoreChange,
 ) -> Result<(), StoreError> {
@@ -268,7 +372,7 @@ async fn write_planned(
             id: row.key.clone(),
         });
     }
-    if let Err(e) = write_change(store, change).await {
+    if let Err(e) = write_change(stores, change).await {
         let _ = tx.abort();
         let _ = done.await;
         return Err(e);
@@ -293,16 +397,29 @@ const PUTS_PER_BATCH: usize = 500;
 /// pending until then, and the next batch is issued in the microtasks of that
 /// request's `success` event, so IndexedDB never sees an idle transaction to commit
 /// early. Between batches the browser is free to paint and answer input.
-async fn write_change(store: &IdbObjectStore, change: &StoreChange) -> Result<(), StoreError> {
+///
+/// A record's row goes to the records store and its embedding to the embeddings
+/// store under its id; a record put without an embedding drops any it had, as
+/// putting a whole row did before the two were apart.
+async fn write_change(
+    (records, embeddings): (&IdbObjectStore, &IdbObjectStore),
+    change: &StoreChange,
+) -> Result<(), StoreError> {
     for id in &change.erase {
-        store
-            .delete(&JsValue::from_str(&id.0))
-            .map_err(|e| failed("erasing", e))?;
+        let key = JsValue::from_str(&id.0);
+        records.delete(&key).map_err(|e| failed("erasing", e))?;
+        embeddings.delete(&key).map_err(|e| failed("erasing", e))?;
     }
     for batch in change.put.chunks(PUTS_PER_BATCH) {
         let mut last = None;
-        for value in rows_of(batch)? {
-            last = Some(store.put(&value).map_err(|e| failed("saving", e))?);
+        for (record, (row, embedding)) in batch.iter().zip(rows_of(batch)?) {
+            let key = JsValue::from_str(&record.id.0);
+            match embedding {
+                Some(embedding) => embeddings.put_with_key(&embedding, &key),
+                None => embeddings.delete(&key),
+            }
+            .map_err(|e| failed("saving", e))?;
+            last = Some(records.put(&row).map_err(|e| failed("saving", e))?);
         }
         if let Some(last) = last {
             settle(&last).await.map_err(|e| failed("saving", e))?;
@@ -396,13 +513,18 @@ fn json_texts(values: &Array) -> Result<Vec<String>, StoreError> {
     values.iter().map(|value| json_text(&value)).collect()
 }
 
-/// The embedding of a schema-3 row: `{ model: string, vector: Float32Array }`.
+/// The binary embedding a row holds itself (schema 3 kept it there).
 fn binary_embedding(value: &JsValue) -> Option<StoredVector> {
-    let embedding = field(value, EMBEDDING)?;
-    let vector = field(&embedding, EMBEDDING_VECTOR)?
+    embedding_of(&field(value, EMBEDDING)?)
+}
+
+/// An embedding as schema 3 held it in a row and schema 4 holds it apart:
+/// `{ model: string, vector: Float32Array }`.
+fn embedding_of(embedding: &JsValue) -> Option<StoredVector> {
+    let vector = field(embedding, EMBEDDING_VECTOR)?
         .dyn_into::<Float32Array>()
         .ok()?;
-    let model = field(&embedding, EMBEDDING_MODEL)?.as_string()?;
+    let model = field(embedding, EMBEDDING_MODEL)?.as_string()?;
     Some(StoredVector {
         model,
         vector: vector.to_vec(),
@@ -419,10 +541,11 @@ fn field(value: &JsValue, name: &str) -> Option<JsValue> {
         .filter(|v| !v.is_undefined())
 }
 
-/// Records as schema-3 rows: their fields as JSON, their embeddings as `Float32Array`s.
-/// The fields of all of them go through one `JSON.parse`, not one each: crossing into
+/// Records as schema-4 rows, their fields as JSON, each with its embedding as the
+/// embeddings store holds it (`{ model, vector: Float32Array }`), if it has one. The
+/// fields of all of them go through one `JSON.parse`, not one each: crossing into
 /// JavaScript once per record was a good part of what writing an import cost.
-fn rows_of(records: &[MemoryRecord]) -> Result<Vec<JsValue>, StoreError> {
+fn rows_of(records: &[MemoryRecord]) -> Result<Vec<(JsValue, Option<JsValue>)>, StoreError> {
     let mut fields = String::from("[");
     let mut embeddings = Vec::with_capacity(records.len());
     for (i, record) in records.iter().enumerate() {
@@ -439,32 +562,26 @@ fn rows_of(records: &[MemoryRecord]) -> Result<Vec<JsValue>, StoreError> {
     rows.iter()
         .zip(embeddings)
         .map(|(row, embedding)| {
-            if let Some(embedding) = embedding {
-                set_binary_embedding(&row, &embedding)?;
-            }
-            Ok(row)
+            Ok((
+                row,
+                embedding.map(|e| binary_embedding_value(&e)).transpose()?,
+            ))
         })
         .collect()
 }
 
-/// Puts `embedding` on `row` as schema 3 holds it: `{ model, vector: Float32Array }`.
-fn set_binary_embedding(row: &JsValue, embedding: &StoredVector) -> Result<(), StoreError> {
-    let set = |target: &JsValue, name: &str, value: &JsValue| {
-        Reflect::set(target, &JsValue::from_str(name), value).map_err(|e| failed("saving", e))
-    };
+/// An embedding as schema 4 stores it: `{ model, vector: Float32Array }`.
+fn binary_embedding_value(embedding: &StoredVector) -> Result<JsValue, StoreError> {
     let binary = Object::new();
+    let set = |name: &str, value: &JsValue| {
+        Reflect::set(&binary, &JsValue::from_str(name), value).map_err(|e| failed("saving", e))
+    };
+    set(EMBEDDING_MODEL, &JsValue::from_str(&embedding.model))?;
     set(
-        &binary,
-        EMBEDDING_MODEL,
-        &JsValue::from_str(&embedding.model),
-    )?;
-    set(
-        &binary,
         EMBEDDING_VECTOR,
         &Float32Array::from(embedding.vector.as_slice()),
     )?;
-    set(row, EMBEDDING, &binary)?;
-    Ok(())
+    Ok(binary.into())
 }
 
 /// Every value of an object store, as JSON text, in key order.
@@ -679,23 +796,31 @@ fn migrate(db: &IdbDatabase, upgrade: &IdbTransaction, old_version: u32) {
         params.set_auto_increment(true);
         let _ = db.create_object_store_with_optional_parameters(TURN_EVENTS, &params);
     }
-    if (1..3).contains(&old_version) {
-        embeddings_to_binary(upgrade);
+    if old_version < 4 {
+        let _ = db.create_object_store(EMBEDDINGS);
+    }
+    if (1..4).contains(&old_version) {
+        embeddings_apart(upgrade, old_version);
     }
 }
 
-/// Schema 3: every readable record's embedding, held until now as JSON numbers,
-/// becomes a `Float32Array` of the same values (`new Float32Array` rounds each number
+/// Schema 4: every readable record's embedding moves out of its row into the
+/// embeddings store, under the record's id, as a `Float32Array`; the rest of the row is
+/// put back as it was. A schema-2 row's embedding, held as JSON numbers, becomes a
+/// `Float32Array` of the same values on the way (`new Float32Array` rounds each number
 /// to 32 bits as reading it did, so every value is bit for bit what the record read
-/// before). Only the vector changes; the rest of the row is put back as it was. A row
-/// that does not read as a record, or whose vector holds anything but numbers (an
-/// infinity stored as `null`, dropped on reading and embedded again), is not touched.
-fn embeddings_to_binary(upgrade: &IdbTransaction) {
-    let Ok(store) = upgrade.object_store(RECORDS) else {
+/// before). A row that does not read as a record, or whose embedding is neither a
+/// `Float32Array` nor all numbers (an infinity stored as `null`, dropped on reading
+/// and embedded again), is not touched.
+fn embeddings_apart(upgrade: &IdbTransaction, old_version: u32) {
+    let (Ok(records), Ok(embeddings)) = (
+        upgrade.object_store(RECORDS),
+        upgrade.object_store(EMBEDDINGS),
+    ) else {
         let _ = upgrade.abort();
         return;
     };
-    let (Ok(keys), Ok(values)) = (store.get_all_keys(), store.get_all()) else {
+    let (Ok(keys), Ok(values)) = (records.get_all_keys(), records.get_all()) else {
         let _ = upgrade.abort();
         return;
     };
@@ -707,10 +832,23 @@ fn embeddings_to_binary(upgrade: &IdbTransaction) {
             return;
         };
         for (key, value) in Array::from(&keys).iter().zip(Array::from(&values).iter()) {
-            let Some(binary) = with_binary_embedding(&key, &value) else {
+            let row = if old_version < 3 {
+                with_binary_embedding(&key, &value)
+            } else {
+                with_readable_binary_embedding(&key, value)
+            };
+            let Some((row, embedding)) = row.and_then(|row| {
+                let embedding = field(&row, EMBEDDING)?;
+                Reflect::delete_property(
+                    row.unchecked_ref::<Object>(),
+                    &JsValue::from_str(EMBEDDING),
+                )
+                .ok()?;
+                Some((row, embedding))
+            }) else {
                 continue;
             };
-            if store.put(&binary).is_err() {
+            if records.put(&row).is_err() || embeddings.put_with_key(&embedding, &key).is_err() {
                 let _ = aborting.abort();
                 return;
             }
@@ -722,6 +860,21 @@ fn embeddings_to_binary(upgrade: &IdbTransaction) {
     // Requests complete in order, so the keys are in when the values are.
     values.set_onsuccess(Some(on_values.unchecked_ref()));
     values.set_onerror(Some(on_error.unchecked_ref()));
+}
+
+/// A schema-3 row, when it reads as a record and holds its embedding as a
+/// `Float32Array`; `None` to leave it as it is.
+fn with_readable_binary_embedding(key: &JsValue, value: JsValue) -> Option<JsValue> {
+    binary_embedding(&value)?;
+    let fields = Object::assign(&Object::new(), value.unchecked_ref());
+    Reflect::delete_property(&fields, &JsValue::from_str(EMBEDDING)).ok()?;
+    let row = StoredRow {
+        key: json_text(key).ok()?,
+        value: json_text(&fields).ok()?,
+        embedding: None,
+    };
+    read_row(&row).ok()?;
+    Some(value)
 }
 
 /// A schema-2 row as schema 3 holds it, or `None` to leave it as it is: it does not

@@ -304,9 +304,11 @@ export async function waitForMemoryCount(page, n, timeout = 15_000) {
 }
 
 /**
- * Every row of the records store, read with IndexedDB itself, not through the page. An
- * embedding's vector, stored as a Float32Array (schema 3), comes back as a plain array
- * of its values, with `binary: true` beside it, so rows compare as values.
+ * Every row of the records store, read with IndexedDB itself, not through the page,
+ * each with the embedding the embeddings store keeps under its id (schema 4) put back
+ * in as `embedding`, as one record. An embedding's vector, stored as a Float32Array,
+ * comes back as a plain array of its values, with `binary: true` beside it, so rows
+ * compare as values.
  */
 export async function storedRows(page) {
   return page.evaluate(() => new Promise((resolve, reject) => {
@@ -314,12 +316,19 @@ export async function storedRows(page) {
     open.onerror = () => reject(open.error);
     open.onsuccess = () => {
       const db = open.result;
-      const read = db.transaction('records').objectStore('records').getAll();
+      const tx = db.transaction(['records', 'embeddings']);
+      const rows = tx.objectStore('records').getAll();
+      const keys = tx.objectStore('embeddings').getAllKeys();
+      const apart = tx.objectStore('embeddings').getAll();
       const plain = (row) => (row?.embedding?.vector instanceof Float32Array
         ? { ...row, embedding: { ...row.embedding, vector: Array.from(row.embedding.vector), binary: true } }
         : row);
-      read.onsuccess = () => { db.close(); resolve(read.result.map(plain)); };
-      read.onerror = () => { db.close(); reject(read.error); };
+      tx.oncomplete = () => {
+        db.close();
+        const byId = new Map(keys.result.map((key, i) => [key, apart.result[i]]));
+        resolve(rows.result.map((row) => plain(byId.has(row.id) && row.embedding == null ? { ...row, embedding: byId.get(row.id) } : row)));
+      };
+      tx.onerror = () => { db.close(); reject(tx.error); };
     };
   }));
 }

@@ -6,6 +6,7 @@
 use crate::ports::{ChangeFeed, MemoryStore, StoreChange, StoreError};
 use remind_core::learning_curve::TurnEvent;
 use remind_core::record::{MemoryRecord, RecordId};
+use remind_core::stored_record::StoredVector;
 use remind_core::stored_rows::StoredMemory;
 
 pub struct AnnouncedStore<S, F> {
@@ -16,6 +17,14 @@ pub struct AnnouncedStore<S, F> {
 impl<S: MemoryStore, F: ChangeFeed> MemoryStore for AnnouncedStore<S, F> {
     async fn load_all(&self) -> Result<StoredMemory, StoreError> {
         self.store.load_all().await
+    }
+
+    async fn load_all_but_embeddings(&self) -> Result<StoredMemory, StoreError> {
+        self.store.load_all_but_embeddings().await
+    }
+
+    async fn load_embeddings(&self) -> Result<Vec<(RecordId, StoredVector)>, StoreError> {
+        self.store.load_embeddings().await
     }
 
     async fn transact(

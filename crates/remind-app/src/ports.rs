@@ -9,6 +9,7 @@ use thiserror::Error;
 use crate::settings::Endpoint;
 use remind_core::learning_curve::TurnEvent;
 use remind_core::record::{MemoryRecord, RecordId, Timestamp};
+use remind_core::stored_record::StoredVector;
 use remind_core::stored_rows::{StoredMemory, UnreadableRecord};
 
 /// Durable storage of memory records.
@@ -20,6 +21,20 @@ pub trait MemoryStore {
     /// Every stored row: the records this Remind can read, and the rows it cannot,
     /// set aside untouched (see [`remind_core::stored_rows`]).
     async fn load_all(&self) -> Result<StoredMemory, StoreError>;
+    /// Like [`MemoryStore::load_all`], but a store that keeps the records' embeddings
+    /// apart (IndexedDB does: they are most of what a read of the whole memory carries)
+    /// leaves them out, so the memory can be shown before they are read;
+    /// [`MemoryStore::load_embeddings`] reads them. A store that keeps them together
+    /// returns everything, as `load_all` does.
+    async fn load_all_but_embeddings(&self) -> Result<StoredMemory, StoreError> {
+        self.load_all().await
+    }
+    /// The embeddings a store keeps apart from their records, by record id: what
+    /// [`MemoryStore::load_all_but_embeddings`] left out. None for a store that keeps
+    /// them together.
+    async fn load_embeddings(&self) -> Result<Vec<(RecordId, StoredVector)>, StoreError> {
+        Ok(Vec::new())
+    }
     /// The records this Remind can read, current and historical.
     async fn load(&self) -> Result<Vec<MemoryRecord>, StoreError> {
         Ok(self.load_all().await?.records)

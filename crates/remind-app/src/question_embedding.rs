@@ -20,6 +20,16 @@ use remind_core::retrieval::embedding_refresh::{embedded_text, keys_to_embed, wi
 /// the background.
 pub const LESSONS_EMBEDDED_WITH_A_QUESTION: usize = 16;
 
+/// Which lessons a question's embedding brings along.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LessonsAlong {
+    /// Those lacking an embedding, when there are no more than
+    /// [`LESSONS_EMBEDDED_WITH_A_QUESTION`].
+    FewWaiting,
+    /// None: the question alone (the stored embeddings are still being read).
+    None,
+}
+
 /// How far the background embedding has come.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LessonsEmbedded {
@@ -29,8 +39,8 @@ pub struct LessonsEmbedded {
     pub waiting: usize,
 }
 
-/// Embeds `question` (by its masked key) with the ready model, and the lessons in
-/// `view` that lack an embedding when there are no more than
+/// Embeds `question` (by its masked key) with the ready model, and, as `lessons`
+/// says, the lessons in `view` that lack an embedding when there are no more than
 /// [`LESSONS_EMBEDDED_WITH_A_QUESTION`] of them. `Ok(None)` when no model is ready:
 /// retrieval then goes by wording. The revision is what storing the lessons' embeddings
 /// wrote, to take on after it, if any.
@@ -39,6 +49,7 @@ pub async fn embed_question(
     embedder: &impl EmbeddingService,
     view: &FeedbackMemory,
     question: &str,
+    lessons: LessonsAlong,
 ) -> (
     Option<RecordsRevision<usize>>,
     Result<Option<Vec<f32>>, EmbedError>,
@@ -46,7 +57,10 @@ pub async fn embed_question(
     let EmbedderStatus::Ready { model_id, .. } = embedder.status() else {
         return (None, Ok(None));
     };
-    let mut waiting = keys_to_embed(view, &model_id);
+    let mut waiting = match lessons {
+        LessonsAlong::FewWaiting => keys_to_embed(view, &model_id),
+        LessonsAlong::None => Vec::new(),
+    };
     if waiting.len() > LESSONS_EMBEDDED_WITH_A_QUESTION {
         waiting.clear();
     }
@@ -126,6 +140,12 @@ pub async fn embed_waiting_lessons(
 }
 
 impl LessonsEmbedded {
+    /// Nothing embedded and nothing waiting.
+    pub const NONE: LessonsEmbedded = LessonsEmbedded {
+        embedded: 0,
+        waiting: 0,
+    };
+
     fn default_for(waiting: usize) -> Self {
         LessonsEmbedded {
             embedded: 0,

@@ -8,7 +8,7 @@
 //! it holds, so a lesson changed in another tab is refused as stale, never overwritten.
 //! When another tab broadcasts a change, the page calls [`Session::reload`].
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::sync::Arc;
 
@@ -20,7 +20,7 @@ use crate::ports::{
     Clock, Completion, EmbedError, EmbedderStatus, EmbeddingService, Ending, IdSource,
     LanguageModel, MemoryStore, ReplyStream, SettingsStore, StoreError,
 };
-use crate::question_embedding::{self, LessonsEmbedded, embed_question};
+use crate::question_embedding::{self, LessonsAlong, LessonsEmbedded, embed_question};
 use crate::reflect::{self, ReflectError};
 use crate::revise::{self, Adoption, RecordsRevision, ReviseError};
 use crate::settings::{SaveSettingsError, Settings};
@@ -89,6 +89,10 @@ pub struct Session<S, L, C, I, P, E> {
     settings: RefCell<Settings>,
     template: PromptTemplate,
     example_budget: ExampleBudget,
+    /// Loads whose records are shown but whose embeddings are still being read: until
+    /// they are in, no lesson is embedded afresh, since most of those waiting only wait
+    /// for the read.
+    loads_reading_embeddings: Cell<usize>,
 }
 
 impl<S, L, C, I, P, E> Session<S, L, C, I, P, E>
@@ -112,6 +116,7 @@ where
             settings: RefCell::new(settings),
             template: PromptTemplate::general(),
             example_budget: ExampleBudget::default(),
+            loads_reading_embeddings: Cell::new(0),
         }
     }
 
@@ -129,12 +134,33 @@ where
     /// Reads every stored record; returns how many lessons are current. Rows that
     /// cannot be read are set aside (see [`Session::unreadable`]), never a reason to
     /// show no memory at all.
+    ///
+    /// A store that keeps embeddings apart is read in two steps: the records first,
+    /// taken on (and so shown) at once, then their embeddings, attached in a second
+    /// snapshot. A question asked between the two matches by wording the lessons whose
+    /// embedding is not in yet; none is embedded afresh meanwhile.
     pub async fn load(&self) -> Result<usize, StoreError> {
-        let stored = self.ports.store.load_all().await?;
+        let stored = self.ports.store.load_all_but_embeddings().await?;
         self.memory
             .replace(FeedbackMemory::from_records(stored.records));
         self.unreadable.replace(stored.unreadable);
+        self.loads_reading_embeddings
+            .set(self.loads_reading_embeddings.get() + 1);
+        let embeddings = self.ports.store.load_embeddings().await;
+        self.loads_reading_embeddings
+            .set(self.loads_reading_embeddings.get() - 1);
+        let embeddings = embeddings?;
+        if !embeddings.is_empty() {
+            let mut memory = FeedbackMemory::clone(&self.memory.get());
+            memory.attach_embeddings(embeddings);
+            self.memory.replace(memory);
+        }
         Ok(self.memory.with(|memory| memory.current().count()))
+    }
+
+    /// Whether a load has shown records whose embeddings it is still reading.
+    fn reading_embeddings(&self) -> bool {
+        self.loads_reading_embeddings.get() > 0
     }
 
     /// The stored rows the last load could not read, with their raw text.
@@ -488,8 +514,19 @@ where
     /// this question: a turn never fails for want of an embedding.
     async fn question_embedding(&self, question: &str) -> Option<Vec<f32>> {
         let view = self.memory();
-        let (revision, embedding) =
-            embed_question(&self.ports.store, &self.ports.embedder, &view, question).await;
+        let lessons = if self.reading_embeddings() {
+            LessonsAlong::None
+        } else {
+            LessonsAlong::FewWaiting
+        };
+        let (revision, embedding) = embed_question(
+            &self.ports.store,
+            &self.ports.embedder,
+            &view,
+            question,
+            lessons,
+        )
+        .await;
         if let Some(revision) = revision {
             // Stored embeddings are a cache: a failed write costs a recomputation later.
             let _ = self.adopt_store_records(revision).await;
@@ -505,6 +542,10 @@ where
         &self,
         at_most: usize,
     ) -> Result<LessonsEmbedded, EmbedError> {
+        if self.reading_embeddings() {
+            // The load's second snapshot, with the embeddings read, calls for this again.
+            return Ok(LessonsEmbedded::NONE);
+        }
         let view = self.memory();
         let (revision, progress) = question_embedding::embed_waiting_lessons(
             &self.ports.store,

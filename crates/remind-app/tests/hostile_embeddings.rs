@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 
 use remind_app::ports::{EmbedError, Embedder, MemoryStore, StoreChange};
-use remind_app::question_embedding::embed_question;
+use remind_app::question_embedding::{LessonsAlong, embed_question};
 use remind_app::transfer::TransferError;
 use remind_core::export::{Embeddings, ExportDocument, export};
 use remind_core::import::{ImportError, parse_import};
@@ -214,6 +214,7 @@ fn a_vector_the_model_got_wrong_is_never_stored_and_the_question_is_matched_by_w
             &embedder,
             &view,
             "What is like < slow > ?",
+            LessonsAlong::FewWaiting,
         ));
         assert!(
             matches!(&question, Err(EmbedError::Failed(why)) if why.contains("not")),

@@ -14,9 +14,11 @@ use thiserror::Error;
 use crate::memory_key::MemoryKey;
 use crate::record::{
     Actor, ChangeNote, ChangeReason, MAX_EXCEPTIONS_PER_LESSON, MAX_PATTERNS_PER_LESSON,
-    MemoryRecord, Reach, RecordId, RecordKind, RecordState, RecordStats, Source, Timestamp,
+    MemoryRecord, Reach, RecordId, RecordKind, RecordState, RecordStats, Source, StoredEmbedding,
+    Timestamp,
 };
 use crate::request_pattern::{PatternError, RequestPattern};
+use crate::stored_record::StoredVector;
 use crate::verified_examples::example_key;
 use crate::write_gate::{self, Admission, Durability, Origin, Refusal, StoredText};
 
@@ -741,6 +743,25 @@ impl FeedbackMemory {
             }
         }
         self.slot_of = OnceLock::from(Arc::new(slot_of));
+    }
+
+    /// Gives each record without an embedding the one `embeddings` holds for its id
+    /// (read apart from the records), unless retrieval could not compare it. A record
+    /// that has one keeps it: it was read or computed since.
+    pub fn attach_embeddings(&mut self, embeddings: Vec<(RecordId, StoredVector)>) {
+        let slot_of = self
+            .slot_of
+            .take()
+            .unwrap_or_else(|| Arc::new(slots_of(&self.records)));
+        for (id, stored) in embeddings {
+            let Some(&i) = slot_of.get(&id) else { continue };
+            let record = &mut self.records[i];
+            if record.embedding.is_none() {
+                record.embedding = StoredEmbedding::new(stored.model, stored.vector).ok();
+            }
+        }
+        // Attaching moves no record, so the index still holds.
+        self.slot_of = OnceLock::from(slot_of);
     }
 
     pub fn upsert(&mut self, record: MemoryRecord) {
