@@ -12,7 +12,7 @@
 //! reads and writes only its own records ([`MemoryStore::transact_records`]).
 
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use js_sys::{Array, Float32Array, JSON, Object, Promise, Reflect};
@@ -372,7 +372,7 @@ async fn write_planned(
             id: row.key.clone(),
         });
     }
-    if let Err(e) = write_change(stores, change).await {
+    if let Err(e) = write_change(stores, change, stored).await {
         let _ = tx.abort();
         let _ = done.await;
         return Err(e);
@@ -399,12 +399,21 @@ const PUTS_PER_BATCH: usize = 500;
 /// early. Between batches the browser is free to paint and answer input.
 ///
 /// A record's row goes to the records store and its embedding to the embeddings
-/// store under its id; a record put without an embedding drops any it had, as
-/// putting a whole row did before the two were apart.
+/// store under its id; a record put without an embedding drops the one it had in
+/// `stored` (what the change was planned on, read with the embeddings), as putting a
+/// whole row did before the two were apart. Only those are deleted: an import of
+/// thousands of new records issues no deletion for each.
 async fn write_change(
     (records, embeddings): (&IdbObjectStore, &IdbObjectStore),
     change: &StoreChange,
+    stored: &StoredMemory,
 ) -> Result<(), StoreError> {
+    let had_embedding: HashSet<&RecordId> = stored
+        .records
+        .iter()
+        .filter(|record| record.embedding.is_some())
+        .map(|record| &record.id)
+        .collect();
     for id in &change.erase {
         let key = JsValue::from_str(&id.0);
         records.delete(&key).map_err(|e| failed("erasing", e))?;
@@ -415,8 +424,9 @@ async fn write_change(
         for (record, (row, embedding)) in batch.iter().zip(rows_of(batch)?) {
             let key = JsValue::from_str(&record.id.0);
             match embedding {
-                Some(embedding) => embeddings.put_with_key(&embedding, &key),
-                None => embeddings.delete(&key),
+                Some(embedding) => embeddings.put_with_key(&embedding, &key).map(drop),
+                None if had_embedding.contains(&record.id) => embeddings.delete(&key).map(drop),
+                None => Ok(()),
             }
             .map_err(|e| failed("saving", e))?;
             last = Some(records.put(&row).map_err(|e| failed("saving", e))?);
@@ -441,17 +451,27 @@ async fn read_rows_of(store: &IdbObjectStore) -> Result<Vec<StoredRow>, StoreErr
         .map(|value| take_binary_embedding(&value))
         .collect();
     let texts = json_texts(&values)?;
-    keys.iter()
+    let keys = json_texts(&keys)?;
+    Ok(keys
+        .into_iter()
         .zip(texts)
         .zip(embeddings)
-        .map(|((key, value), embedding)| {
-            Ok(StoredRow {
-                key: key_text(&key)?,
-                value,
-                embedding,
-            })
+        .map(|((key, value), embedding)| StoredRow {
+            key: as_serde_writes_it(key),
+            value,
+            embedding,
         })
-        .collect()
+        .collect())
+}
+
+/// A key's JSON text as serde writes it, which is what a record id is compared with
+/// ([`remind_core::stored_rows::UnreadableRecord::is_stored_under`]): JavaScript escapes a few characters
+/// differently. A key that is not a string is kept as JavaScript wrote it.
+fn as_serde_writes_it(key: String) -> String {
+    match serde_json::from_str::<String>(&key) {
+        Ok(id) => serde_json::to_string(&id).unwrap_or(key),
+        Err(_) => key,
+    }
 }
 
 /// The field of a row that holds its embedding, and the fields of that.

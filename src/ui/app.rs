@@ -62,6 +62,12 @@ pub fn App() -> impl IntoView {
 fn MemoryBadge() -> impl IntoView {
     let page = use_page();
     let count = move || page.memory_count.get().to_string();
+    // How many of them have their embedding in (a reload reads embeddings after the
+    // lessons): for the scale benchmark, which times both.
+    let embedded = Memo::new(move |_| {
+        page.memory
+            .with(|memory| memory.current().filter(|r| r.embedding.is_some()).count())
+    });
     let error = move || page.memory_error.get();
     let unreadable = move || match page.unreadable.with(|rows| rows.len()) {
         0 => String::new(),
@@ -69,7 +75,7 @@ fn MemoryBadge() -> impl IntoView {
     };
     view! {
         <p class="memory-badge">
-            "Memories: " <span id="memory-count">{count}</span>
+            "Memories: " <span id="memory-count" data-embedded=embedded>{count}</span>
             <span class="error" id="memory-unreadable">{unreadable}</span>
             <span class="error" id="memory-error">{error}</span>
         </p>
