@@ -390,13 +390,14 @@ async fn write_planned(
 /// Puts issued at once before waiting for the last of them: encoding and issuing a
 /// batch takes a few milliseconds, so a write of thousands of records (an import) is
 /// many short tasks rather than one that freezes the page.
-const PUTS_PER_BATCH: usize = 500;
+const PUTS_PER_BATCH: usize = 250;
 
-/// Issues the deletes and puts of `change` in batches, awaiting each batch's last put
-/// before issuing the next. The transaction stays active throughout: a request is
-/// pending until then, and the next batch is issued in the microtasks of that
-/// request's `success` event, so IndexedDB never sees an idle transaction to commit
-/// early. Between batches the browser is free to paint and answer input.
+/// Issues the deletes and puts of `change` in batches, each once the last put of the
+/// batch before the previous one has succeeded. The transaction stays active
+/// throughout: a request is pending until then, and the next batch is issued in the
+/// microtasks of that request's `success` event, so IndexedDB never sees an idle
+/// transaction to commit early. Between batches the browser is free to paint and
+/// answer input.
 ///
 /// A record's row goes to the records store and its embedding to the embeddings
 /// store under its id; a record put without an embedding drops the one it had in
@@ -419,6 +420,9 @@ async fn write_change(
         records.delete(&key).map_err(|e| failed("erasing", e))?;
         embeddings.delete(&key).map_err(|e| failed("erasing", e))?;
     }
+    // Two batches in flight: the next is issued as soon as the one before the last
+    // has been written, so IndexedDB always has puts queued while the page encodes more.
+    let mut in_flight: Option<JsFuture> = None;
     for batch in change.put.chunks(PUTS_PER_BATCH) {
         let mut last = None;
         for (record, (row, embedding)) in batch.iter().zip(rows_of(batch)?) {
@@ -431,9 +435,14 @@ async fn write_change(
             .map_err(|e| failed("saving", e))?;
             last = Some(records.put(&row).map_err(|e| failed("saving", e))?);
         }
-        if let Some(last) = last {
-            settle(&last).await.map_err(|e| failed("saving", e))?;
+        let issued = last.map(|last| settle(&last));
+        if let Some(previous) = in_flight.take() {
+            previous.await.map_err(|e| failed("saving", e))?;
         }
+        in_flight = issued;
+    }
+    if let Some(last) = in_flight {
+        last.await.map_err(|e| failed("saving", e))?;
     }
     Ok(())
 }
