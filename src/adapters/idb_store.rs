@@ -195,8 +195,7 @@ async fn load_records_from(db: &IdbDatabase) -> Result<StoredMemory, StoreError>
     Ok(read_rows(read_rows_of(&store).await?))
 }
 
-/// Every embedding kept apart, by record id; an entry that is not an embedding this
-/// Remind wrote is left out (the lesson is embedded again and the entry replaced).
+/// Every embedding kept apart, by record id (see [`read_all_embeddings`]).
 async fn load_embeddings_from(
     db: &IdbDatabase,
 ) -> Result<Vec<(RecordId, StoredVector)>, StoreError> {
@@ -206,15 +205,10 @@ async fn load_embeddings_from(
     let store = tx
         .object_store(EMBEDDINGS)
         .map_err(|e| failed("reading", e))?;
-    let keys_request = store.get_all_keys().map_err(|e| failed("reading", e))?;
-    let values_request = store.get_all().map_err(|e| failed("reading", e))?;
-    let (keys, values) = (settle(&keys_request), settle(&values_request));
-    let keys = Array::from(&keys.await.map_err(|e| failed("reading", e))?);
-    let values = Array::from(&values.await.map_err(|e| failed("reading", e))?);
-    Ok(keys
-        .iter()
-        .zip(values.iter())
-        .filter_map(|(key, value)| Some((RecordId(key.as_string()?), embedding_of(&value)?)))
+    Ok(read_all_embeddings(&store)
+        .await?
+        .into_iter()
+        .map(|(id, embedding)| (RecordId(id), embedding))
         .collect())
 }
 
@@ -242,7 +236,8 @@ async fn read_whole_rows(
 ) -> Result<Vec<StoredRow>, StoreError> {
     // Both reads are issued at the first poll, before either is awaited.
     let (rows, apart) = futures::join!(read_rows_of(records), read_all_embeddings(embeddings));
-    let (mut rows, mut apart) = (rows?, apart?);
+    let mut rows = rows?;
+    let mut apart: HashMap<String, StoredVector> = apart?.into_iter().collect();
     for row in &mut rows {
         if row.embedding.is_none()
             && let Ok(id) = serde_json::from_str::<String>(&row.key)
@@ -253,10 +248,12 @@ async fn read_whole_rows(
     Ok(rows)
 }
 
-/// Every embedding of the embeddings store that reads as one, by record id.
+/// Every embedding of the embeddings store that reads as one, with its record's id;
+/// an entry that is not an embedding this Remind wrote is left out (its lesson is
+/// embedded again and the entry replaced).
 async fn read_all_embeddings(
     store: &IdbObjectStore,
-) -> Result<HashMap<String, StoredVector>, StoreError> {
+) -> Result<Vec<(String, StoredVector)>, StoreError> {
     let keys_request = store.get_all_keys().map_err(|e| failed("reading", e))?;
     let values_request = store.get_all().map_err(|e| failed("reading", e))?;
     let (keys, values) = (settle(&keys_request), settle(&values_request));
