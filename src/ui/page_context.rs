@@ -103,10 +103,11 @@ pub enum BackgroundEmbedding {
 
 /// Lessons embedded per background step: each step is one request to the worker and
 /// one transaction on its own records. Small, because the worker answers in order: a
-/// question asked meanwhile waits behind at most one step (32 lessons, well under a
-/// second; 500 made the first question after a 10 000-lesson import wait 21 s,
-/// docs/performance.md).
-const BACKGROUND_EMBEDDING_BATCH: usize = 32;
+/// question asked meanwhile waits behind at most one step (8 lessons, about a quarter
+/// of a second; 32 made each question wait about 1 s, and 500 the first question
+/// after a 10 000-lesson import 21 s, docs/performance.md). Smaller steps cost a few
+/// per cent more in all, one transaction each.
+const BACKGROUND_EMBEDDING_BATCH: usize = 8;
 
 /// A one-line outcome shown to the user; errors are styled and announced as alerts.
 #[derive(Clone, Debug, PartialEq)]
