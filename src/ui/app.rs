@@ -69,6 +69,7 @@ fn MemoryBadge() -> impl IntoView {
             .with(|memory| memory.current().filter(|r| r.embedding.is_some()).count())
     });
     let error = move || page.memory_error.get();
+    let reading = move || (!page.memory_read.get()).then_some(" (reading the memory…)");
     let unreadable = move || match page.unreadable.with(|rows| rows.len()) {
         0 => String::new(),
         n => format!(" ({n} unreadable, see Memory)"),
@@ -76,6 +77,7 @@ fn MemoryBadge() -> impl IntoView {
     view! {
         <p class="memory-badge">
             "Memories: " <span id="memory-count" data-embedded=embedded>{count}</span>
+            <span id="memory-reading" role="status">{reading}</span>
             <span class="error" id="memory-unreadable">{unreadable}</span>
             <span class="error" id="memory-error">{error}</span>
         </p>

@@ -75,6 +75,10 @@ pub struct PageContext {
     /// page's only watch of the session's memory (see [`PageContext::new`]).
     pub memory: RwSignal<Arc<FeedbackMemory>>,
     pub memory_count: Memo<usize>,
+    /// Whether the store has been read once this visit (or failed to be): until then
+    /// the count of 0 means nothing yet. A first visit after an upgrade of how the
+    /// memory is stored can take seconds with thousands of lessons.
+    pub memory_read: RwSignal<bool>,
     /// Stored rows the session could not read, as of its last load.
     pub unreadable: RwSignal<Arc<Vec<UnreadableRecord>>>,
     /// Set when stored memory could not be read; shown instead of a count.
@@ -141,7 +145,11 @@ impl PageContext {
         embedder_status: RwSignal<EmbedderStatus>,
     ) -> Self {
         let memory = RwSignal::new(session.memory());
-        session.watch_memory(move |snapshot| memory.set(snapshot));
+        let memory_read = RwSignal::new(false);
+        session.watch_memory(move |snapshot| {
+            memory.set(snapshot);
+            memory_read.set(true);
+        });
         let unreadable = RwSignal::new(session.unreadable());
         session.watch_unreadable(move |rows| unreadable.set(rows));
         let conversation = RwSignal::new(Vec::<ConversationEntry>::new());
@@ -163,6 +171,7 @@ impl PageContext {
             next_entry_key: StoredValue::new(0),
             memory,
             memory_count: Memo::new(move |_| memory.with(|m| m.current().count())),
+            memory_read,
             unreadable,
             memory_error: RwSignal::new(None),
             memory_notice: RwSignal::new(None),
@@ -192,6 +201,7 @@ impl PageContext {
             Ok(_) => self.memory_error.set(None),
             Err(e) => self.memory_error.set(Some(e.to_string())),
         }
+        self.memory_read.set(true);
     }
 
     pub fn session(&self) -> Rc<PageSession> {

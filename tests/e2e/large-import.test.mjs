@@ -1,4 +1,4 @@
-// E2E: a large import (11 500 lessons, 5.2 MB) is checked with progress shown and written whole; read back from IndexedDB itself, nothing is partial, and a failed, cancelled or refused import writes nothing.
+// E2E: a large import (11 500 lessons, 5.2 MB) is checked with progress shown and written whole; read back from IndexedDB itself, nothing is partial, a reload says it is reading the memory until it has, and a failed, cancelled or refused import writes nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -74,6 +74,20 @@ test('a merge of 11 500 lessons shows its progress and stores every record, as t
     }
     assert.equal(await page.locator('#memory-list .memory-item').count(), 100, 'the memory browser draws a page');
     assert.match(await page.locator('#memory-more').textContent(), /Showing 100 of 11500 lessons/);
+
+    // A reload says it is reading the memory until it has, rather than showing 0.
+    await page.addInitScript(() => {
+      window.__readingShown = [];
+      new MutationObserver(() => {
+        const text = document.querySelector('#memory-reading')?.textContent ?? null;
+        if (text !== null && window.__readingShown.at(-1) !== text) window.__readingShown.push(text);
+      }).observe(document, { subtree: true, childList: true, characterData: true });
+    });
+    await page.reload();
+    await waitForMemoryCount(page, LESSONS, 60_000);
+    await page.waitForFunction(() => document.querySelector('#memory-reading')?.textContent === '');
+    const shown = await page.evaluate(() => window.__readingShown);
+    assert.equal(shown[0], ' (reading the memory…)', `shown while reading: ${JSON.stringify(shown)}`);
   } finally {
     await context.close().catch(() => {});
   }

@@ -11,8 +11,24 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     if a.len() != b.len() || a.is_empty() {
         return 0.0;
     }
-    let (mut dot, mut na, mut nb) = (0.0f32, 0.0f32, 0.0f32);
-    for (x, y) in a.iter().zip(b) {
+    // Eight running sums of each kind, one per lane, instead of one: they do not wait
+    // on each other, so the compiler keeps them in vector registers (the browser build
+    // has simd128). A question is compared with every stored lesson: at 100 000 the
+    // single sums were most of a question's own time.
+    const LANES: usize = 8;
+    let (mut dot, mut na, mut nb) = ([0.0f32; LANES], [0.0f32; LANES], [0.0f32; LANES]);
+    let (a_lanes, b_lanes) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let (a_rest, b_rest) = (a_lanes.remainder(), b_lanes.remainder());
+    for (x, y) in a_lanes.zip(b_lanes) {
+        for lane in 0..LANES {
+            dot[lane] += x[lane] * y[lane];
+            na[lane] += x[lane] * x[lane];
+            nb[lane] += y[lane] * y[lane];
+        }
+    }
+    let (mut dot, mut na, mut nb): (f32, f32, f32) =
+        (dot.iter().sum(), na.iter().sum(), nb.iter().sum());
+    for (x, y) in a_rest.iter().zip(b_rest) {
         dot += x * y;
         na += x * x;
         nb += y * y;
@@ -97,6 +113,17 @@ mod tests {
                 r
             })
             .collect()
+    }
+
+    #[test]
+    fn cosine_of_long_vectors_counts_every_value_past_the_lanes() {
+        // 19 values: two rounds of eight lanes and three left over.
+        let a: Vec<f32> = (0..19).map(|i| if i == 18 { 1.0 } else { 0.0 }).collect();
+        let mut b = vec![0.0; 19];
+        b[18] = 3.0;
+        assert!((cosine(&a, &b) - 1.0).abs() < 1e-6);
+        b[0] = 3.0;
+        assert!((cosine(&a, &b) - 0.5f32.sqrt()).abs() < 1e-6);
     }
 
     #[test]
