@@ -104,7 +104,7 @@ fn url_with_password(text: &str) -> Option<&'static str> {
 /// A JSON Web Token: base64url segments joined by dots, the header starting `eyJ`
 /// (`{"`). An unsigned token's empty signature still counts.
 fn jwt(text: &str) -> Option<&'static str> {
-    text.split(|c: char| !(c.is_ascii_alphanumeric() || "_-.".contains(c)))
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
         .any(|run| {
             let mut parts = run.trim_start_matches(['.', '-']).split('.');
             let header = parts.next().unwrap_or_default();
@@ -201,7 +201,7 @@ const AWS_SECRET_LABELS: &[&str] = &[
 /// when it is as random as one (mixed case, digits, case changing all the way).
 fn aws_secret_key(text: &str, lower: &str, labels: &LabelsFound) -> Option<&'static str> {
     const KIND: &str = "an AWS secret access key";
-    let is_b64 = |c: char| c.is_ascii_alphanumeric() || "+/=".contains(c);
+    let is_b64 = |c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=');
     for label in 0..AWS_SECRET_LABELS.len() {
         for (_, end) in labels.word_spans(lower, LABELS.len() + label) {
             let value =
@@ -223,7 +223,7 @@ fn aws_secret_key(text: &str, lower: &str, labels: &LabelsFound) -> Option<&'sta
             run.len() == 40
                 && run
                     .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "+/".contains(c))
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/'))
                 && run.chars().any(|c| c.is_ascii_uppercase())
                 && run.chars().any(|c| c.is_ascii_lowercase())
                 && run.chars().any(|c| c.is_ascii_digit())
@@ -235,18 +235,26 @@ fn aws_secret_key(text: &str, lower: &str, labels: &LabelsFound) -> Option<&'sta
 /// A long unbroken run of letters and digits, as tokens and digests are; a UUID, a
 /// hyphenated phrase or a path has no such run.
 fn long_token(text: &str) -> Option<&'static str> {
-    text.split(|c: char| c.is_whitespace() || "\"'`,;()[]{}<>".contains(c))
-        .map(|word| word.trim_matches(|c: char| ".:!?".contains(c)))
-        .any(|word| {
-            word.len() >= 32
-                && word
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_+/=".contains(c))
-                && word.chars().any(|c| c.is_ascii_digit())
-                && word.chars().any(|c| c.is_ascii_alphabetic())
-                && longest_alnum_run(word) >= 20
-        })
-        .then_some("an access token")
+    // `matches!` rather than a string's `contains`: these run for every character of
+    // every text an import checks.
+    text.split(|c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '"' | '\'' | '`' | ',' | ';' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>'
+            )
+    })
+    .map(|word| word.trim_matches(|c: char| matches!(c, '.' | ':' | '!' | '?')))
+    .any(|word| {
+        word.len() >= 32
+            && word
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '+' | '/' | '='))
+            && word.chars().any(|c| c.is_ascii_digit())
+            && word.chars().any(|c| c.is_ascii_alphabetic())
+            && longest_alnum_run(word) >= 20
+    })
+    .then_some("an access token")
 }
 
 fn longest_alnum_run(text: &str) -> usize {
