@@ -27,7 +27,7 @@ pub enum LessonsAlong {
     /// [`LESSONS_EMBEDDED_WITH_A_QUESTION`].
     FewWaiting,
     /// None: the question alone (the stored embeddings are still being read).
-    None,
+    QuestionOnly,
 }
 
 /// How far the background embedding has come.
@@ -59,7 +59,7 @@ pub async fn embed_question(
     };
     let mut waiting = match lessons {
         LessonsAlong::FewWaiting => keys_to_embed(view, &model_id),
-        LessonsAlong::None => Vec::new(),
+        LessonsAlong::QuestionOnly => Vec::new(),
     };
     if waiting.len() > LESSONS_EMBEDDED_WITH_A_QUESTION {
         waiting.clear();

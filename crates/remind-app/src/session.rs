@@ -515,7 +515,7 @@ where
     async fn question_embedding(&self, question: &str) -> Option<Vec<f32>> {
         let view = self.memory();
         let lessons = if self.reading_embeddings() {
-            LessonsAlong::None
+            LessonsAlong::QuestionOnly
         } else {
             LessonsAlong::FewWaiting
         };
