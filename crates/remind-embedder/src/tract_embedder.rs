@@ -58,9 +58,10 @@ impl TractEmbedder {
         let input_slots = input_slots(&model)?;
         // The export names its dynamic sizes in every intermediate fact, so fixing them
         // on the inputs alone cannot unify; substitute the symbols in the typed graph.
+        // The weights are folded before the one declutter (which ends the folding): a
+        // declutter before it too cost about a tenth of the load.
         let model = model
             .into_typed()
-            .and_then(|m| m.into_decluttered())
             .and_then(fold_dequantised_weights)
             .map_err(bad_model)?;
         let batch = model.symbols.sym("batch");
