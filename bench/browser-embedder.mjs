@@ -1,6 +1,9 @@
 // Benchmarks Remind's MiniLM worker (tract in wasm) against transformers.js on the same int8 model in headless Chromium; prints the figures and writes artifacts/bench-embedder.json.
 //
-//   node bench/browser-embedder.mjs [--only-transformers] [--runs 100] [--warmup 10]
+//   node bench/browser-embedder.mjs [--only-transformers] [--runs 100] [--warmup 10] [--worker auto|relaxed|simd128]
+//
+// --worker picks Remind's worker build: auto (the default) is the page's own choice, the
+// relaxed-SIMD build wherever the browser validates relaxed SIMD, else the simd128 one.
 //
 // Needs dist/ from `trunk build --release` (Remind's worker and minilm/ files) and
 // scripts/setup-bench-model (the model laid out for transformers.js). One page load per
@@ -25,6 +28,7 @@ const flag = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] 
 const ONLY_TJS = args.includes('--only-transformers');
 const RUNS = Number(flag('--runs', 100));
 const WARMUP = Number(flag('--warmup', 10));
+const WORKER = flag('--worker', 'auto');
 
 // URL prefix -> directory, all on one origin. The dist/ files sit at the root.
 const MOUNTS = {
@@ -33,7 +37,8 @@ const MOUNTS = {
   ort: path.join(ROOT, 'bench/node_modules/onnxruntime-web/dist'),
   'tjs-models': path.join(CACHE, 'minilm-tjs'),
 };
-const REMIND_FILES = ['remind-embedder_loader.js', 'remind-embedder.js', 'remind-embedder_bg.wasm', 'minilm/model.onnx', 'minilm/vocab.txt'];
+const REMIND_FILES = ['remind-embedder_loader.js', 'remind-embedder.js', 'remind-embedder_bg.wasm',
+  'remind-embedder-relaxed_loader.js', 'remind-embedder-relaxed.js', 'remind-embedder-relaxed_bg.wasm', 'minilm/model.onnx', 'minilm/vocab.txt'];
 
 function die(msg) {
   console.error(`bench: ${msg}`);
@@ -41,6 +46,7 @@ function die(msg) {
 }
 
 function preflight() {
+  if (!['auto', 'relaxed', 'simd128'].includes(WORKER)) die(`--worker must be auto, relaxed or simd128, not ${WORKER}`);
   if (!fs.existsSync(path.join(MOUNTS['tjs-models'], 'all-MiniLM-L6-v2/onnx/model_quantized.onnx'))) {
     die(`${MOUNTS['tjs-models']}/all-MiniLM-L6-v2 missing: run scripts/setup-bench-model`);
   }
@@ -113,7 +119,7 @@ async function runPhase(site, profileDir, engine, phase) {
   page.on('pageerror', (e) => console.error(`  [page exception] ${e.message}`));
   try {
     const t0 = Date.now();
-    await page.goto(`${site.url}bench/embedder.html?engine=${engine}&phase=${phase}&runs=${RUNS}&warmup=${WARMUP}`);
+    await page.goto(`${site.url}bench/embedder.html?engine=${engine}&phase=${phase}&runs=${RUNS}&warmup=${WARMUP}&worker=${WORKER}`);
     await page.waitForFunction(() => window.__benchResult || window.__benchError, null, { timeout: 600_000, polling: 250 });
     const { result, error } = await page.evaluate(() => ({ result: window.__benchResult, error: window.__benchError }));
     if (error) throw new Error(`${engine} ${phase} failed in the page: ${error}`);
@@ -176,7 +182,10 @@ function summarise(runs) {
     s.agreement = { min_cosine: Math.min(...cos.map((c) => c.cosine)), per_sentence: cos,
       token_count_mismatches: cos.filter((c) => c.remind_tokens !== c.tjs_tokens) };
   }
-  if (runs.remind) s.downloads.remind.on_disk_bytes = Object.fromEntries(REMIND_FILES.slice(2).map((f) => [f, fileSize(path.join(DIST, f))]));
+  if (runs.remind) {
+    const wasm = runs.remind.warm.startup.worker_script.replace(/^\//, '').replace('_loader.js', '_bg.wasm');
+    s.downloads.remind.on_disk_bytes = Object.fromEntries([wasm, ...REMIND_FILES.slice(-2)].map((f) => [f, fileSize(path.join(DIST, f))]));
+  }
   const bad = Object.entries(s.tokens).flatMap(([k, toks]) => toks.filter((n) => (k.endsWith('short') ? n > 16 : n < 17 || n > 32)).map((n) => `${k}: ${n}`));
   if (bad.length) s.token_bucket_violations = bad;
   return s;
@@ -194,6 +203,8 @@ function print(s) {
   for (const [bucket, r] of Object.entries(s.ratio_tjs_over_remind_p50)) {
     console.log(`ratio transformers.js p50 / Remind p50, ${bucket}: ${r.vs_round_trip.toFixed(2)} (vs Remind's compute: ${r.vs_compute.toFixed(2)})`);
   }
+  const w = s.first_embedding_cached.remind;
+  if (w) console.log(`\nRemind's worker: ${w.worker_script}, build ${w.build}; matmul kernels of its 16- and 32-token plans: ${w.matmul_kernels.join(', ')}`);
   console.log('\nFirst embedding (start to first vector):');
   for (const e of engines) {
     const [c, w] = [s.first_embedding_cold[e], s.first_embedding_cached[e]];

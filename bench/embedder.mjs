@@ -4,6 +4,7 @@
 // ?phase=cold|warm     cold: only the first embedding (fills the Cache API);
 //                      warm: first embedding from the cache, then the timed runs
 // ?warmup=10&runs=100  calls per length bucket, one sentence per call, sequential
+// ?worker=auto|relaxed|simd128  Remind's worker build; auto picks as the page does
 
 // Up to 16 WordPiece tokens with [CLS]/[SEP] (12..16), and 17..32 (25..30).
 const SENTENCES = {
@@ -38,6 +39,18 @@ const ENGINE = params.get('engine');
 const PHASE = params.get('phase') ?? 'warm';
 const WARMUP = Number(params.get('warmup') ?? 10);
 const RUNS = Number(params.get('runs') ?? 100);
+const WORKER = params.get('worker') ?? 'auto';
+
+/** The page's test for relaxed SIMD (RELAXED_SIMD_PROBE in src/adapters/worker_embedder.rs): a function returning f32x4.relaxed_madd of three splats, valid only where relaxed SIMD runs. */
+const RELAXED_SIMD_PROBE = new Uint8Array([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b,
+  0x03, 0x02, 0x01, 0x00, 0x0a, 0x13, 0x01, 0x11, 0x00, 0x41, 0x01, 0xfd, 0x11, 0x41, 0x01, 0xfd, 0x11, 0x41, 0x01, 0xfd, 0x11,
+  0xfd, 0x85, 0x02, 0x0b]);
+
+/** The worker script the page would start (or the one ?worker= names). */
+function remindWorkerScript() {
+  const relaxed = WORKER === 'relaxed' || (WORKER === 'auto' && WebAssembly.validate(RELAXED_SIMD_PROBE));
+  return relaxed ? '/remind-embedder-relaxed_loader.js' : '/remind-embedder_loader.js';
+}
 
 const status = (text) => {
   document.querySelector('#status').textContent = text;
@@ -47,7 +60,8 @@ const status = (text) => {
 /** Remind's embedder worker, spoken to through its postMessage protocol. */
 async function startRemind() {
   const t0 = performance.now();
-  const worker = new Worker('/remind-embedder_loader.js');
+  const workerScript = remindWorkerScript();
+  const worker = new Worker(workerScript);
   const waiting = new Map();
   let initialisingMs = null;
   let fail;
@@ -78,7 +92,8 @@ async function startRemind() {
   return {
     t0,
     startup: { ready_ms: readyMs, initialising_ms: initialisingMs, from_cache: readyMsg.from_cache,
-      download_ms: readyMsg.download_ms, init_ms: readyMsg.init_ms, model_id: readyMsg.model_id },
+      download_ms: readyMsg.download_ms, init_ms: readyMsg.init_ms, model_id: readyMsg.model_id,
+      worker_script: workerScript, build: readyMsg.build, matmul_kernels: readyMsg.matmul_kernels },
     async embedOne(text) {
       const d = await embed(text);
       memoryBytes = Math.max(memoryBytes, d.memory_bytes);

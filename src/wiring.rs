@@ -44,6 +44,7 @@ pub fn page_session(on_embedder_status: impl Fn(&EmbedderStatus) + 'static) -> R
     // Trunk puts the worker and the model files (index.html) next to the page.
     let files = ModelFiles {
         worker_script: "./remind-embedder_loader.js".into(),
+        relaxed_worker_script: "./remind-embedder-relaxed_loader.js".into(),
         model_url: "./minilm/model.onnx".into(),
         vocab_url: "./minilm/vocab.txt".into(),
         model_id: embedder_model_id(),

@@ -18,9 +18,13 @@ use web_sys::{ErrorEvent, MessageEvent, Worker};
 use remind_app::ports::{EmbedError, EmbedderStatus, EmbeddingService};
 use remind_embedder_wire::{FromWorker, ToWorker, from_js, to_js};
 
-/// Where the worker script and the model files are served, relative to the page.
+/// Where the worker scripts and the model files are served, relative to the page.
 pub struct ModelFiles {
+    /// The worker built with simd128 only, for engines without relaxed SIMD.
     pub worker_script: String,
+    /// The same worker built with relaxed SIMD (`scripts/build-relaxed-worker`), whose
+    /// matmul kernels use fused multiply-add; started when the engine validates it.
+    pub relaxed_worker_script: String,
     pub model_url: String,
     pub vocab_url: String,
     pub model_id: String,
@@ -71,7 +75,12 @@ impl WorkerEmbedder {
             on_change: Rc::new(on_status),
         };
         let waiting: Rc<RefCell<Waiting>> = Rc::default();
-        let worker = match Worker::new(&files.worker_script) {
+        let script = if relaxed_simd_validates() {
+            &files.relaxed_worker_script
+        } else {
+            &files.worker_script
+        };
+        let worker = match Worker::new(script) {
             Ok(worker) => {
                 let load = ToWorker::Load {
                     model_url: files.model_url.clone(),
@@ -95,6 +104,26 @@ impl WorkerEmbedder {
             next_id: Cell::new(0),
         }
     }
+}
+
+/// A module whose one function returns `f32x4.relaxed_madd` of three splatted vectors
+/// (`i32.const 1`, `i32x4.splat`, three times): only an engine with relaxed SIMD
+/// validates it. A relaxed-SIMD worker on an engine without it would fail to compile.
+const RELAXED_SIMD_PROBE: [u8; 40] = [
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version 1
+    0x01, 0x05, 0x01, 0x60, 0x00, 0x01, 0x7b, // types: () -> v128
+    0x03, 0x02, 0x01, 0x00, // functions: one, of type 0
+    0x0a, 0x13, 0x01, 0x11, 0x00, // code: one body of 17 bytes, no locals
+    0x41, 0x01, 0xfd, 0x11, 0x41, 0x01, 0xfd, 0x11, 0x41, 0x01, 0xfd, 0x11, // 3 × splat
+    0xfd, 0x85, 0x02, // f32x4.relaxed_madd (0xfd 261)
+    0x0b, // end
+];
+
+/// Whether this engine runs relaxed SIMD, asked the way the proposal's own feature
+/// tests ask: `WebAssembly.validate` on a module that uses one of its instructions.
+pub fn relaxed_simd_validates() -> bool {
+    let probe = js_sys::Uint8Array::from(&RELAXED_SIMD_PROBE[..]);
+    js_sys::WebAssembly::validate(&probe).unwrap_or(false)
 }
 
 /// Installs the worker's listeners for as long as the page lives: replies settle

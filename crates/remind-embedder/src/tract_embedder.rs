@@ -7,12 +7,13 @@
 //! optimised plan is built the first time a question needs it, then reused.
 
 use std::cell::OnceCell;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use tract_onnx::prelude::*;
 use tract_onnx::tract_core::ops::konst::Const;
-use tract_onnx::tract_hir::internal::{bail, format_err};
+use tract_onnx::tract_core::ops::matmul::optimized::OptMatMul;
+use tract_onnx::tract_hir::internal::{DimLike, bail, format_err};
 
 use crate::wordpiece::WordPieceTokenizer;
 use remind_core::sentence_embedding::{EmbedError, Embedder};
@@ -57,9 +58,10 @@ impl TractEmbedder {
         let input_slots = input_slots(&model)?;
         // The export names its dynamic sizes in every intermediate fact, so fixing them
         // on the inputs alone cannot unify; substitute the symbols in the typed graph.
+        // The weights are folded before the one declutter (which ends the folding): a
+        // declutter before it too cost about a tenth of the load.
         let model = model
             .into_typed()
-            .and_then(|m| m.into_decluttered())
             .and_then(fold_dequantised_weights)
             .map_err(bad_model)?;
         let batch = model.symbols.sym("batch");
@@ -94,6 +96,40 @@ impl TractEmbedder {
     /// The token ids `embed` feeds the model for `text` (`[CLS]` … `[SEP]`, unpadded).
     pub fn token_ids(&self, text: &str) -> Vec<u32> {
         self.tokenizer.encode(text, BUCKETS[BUCKETS.len() - 1]).ids
+    }
+
+    /// The matrix-product kernels the plans built so far run, as `name ×count`, sorted
+    /// by name: for each optimised matmul, the kernel its mode picker chooses for the
+    /// plan's fixed `n` (what `OptMatMul::eval` runs). A product tract left unoptimised
+    /// (a generic einsum) is listed as `unoptimised <op>`.
+    pub fn matmul_kernels(&self) -> Vec<String> {
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for plan in self.plans.iter().filter_map(OnceCell::get) {
+            for node in plan.model().nodes() {
+                let name = if let Some(op) = node.op_as::<OptMatMul>() {
+                    let n = op
+                        .c_n_axis
+                        .and_then(|axis| op.c_fact.shape[axis].to_usize().ok())
+                        .unwrap_or(1);
+                    match op.mode_picker.pick(n).ok().and_then(|m| op.mmm.get(m)) {
+                        Some(mmm) => mmm.name().to_string(),
+                        None => format!("no kernel for n={n}"),
+                    }
+                } else {
+                    // OptMatMulPack only packs an input for an OptMatMul.
+                    let op = node.op.name();
+                    if !(op.contains("MatMul") || op.contains("EinSum")) || op.contains("Pack") {
+                        continue;
+                    }
+                    format!("unoptimised {op}")
+                };
+                *counts.entry(name).or_default() += 1;
+            }
+        }
+        counts
+            .into_iter()
+            .map(|(name, count)| format!("{name} ×{count}"))
+            .collect()
     }
 
     fn plan(&self, bucket: usize) -> Result<&Plan, EmbedError> {

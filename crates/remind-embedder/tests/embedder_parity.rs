@@ -115,3 +115,26 @@ fn text_longer_than_the_last_bucket_is_cut_and_still_embedded() {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     assert!((norm - 1.0).abs() < 1e-4, "unit length, got {norm}");
 }
+
+#[test]
+fn every_matrix_product_of_the_plans_runs_an_optimised_kernel() {
+    let embedder = embedder();
+    assert!(
+        embedder.matmul_kernels().is_empty(),
+        "no plan is built before a question or a warm-up"
+    );
+    embedder
+        .warm_up_up_to(32)
+        .expect("builds the 16- and 32-token plans");
+    let kernels = embedder.matmul_kernels();
+    println!("matmul kernels of the 16- and 32-token plans: {kernels:?}");
+    assert!(!kernels.is_empty(), "MiniLM is matrix products");
+    // A generic einsum would run without tract-linalg's kernels; the worker's report
+    // (tests/e2e/worker-embedder.test.mjs) names the wasm ones.
+    assert!(
+        kernels
+            .iter()
+            .all(|k| !k.starts_with("unoptimised") && !k.starts_with("no kernel")),
+        "{kernels:?}"
+    );
+}

@@ -18,6 +18,16 @@ use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
 use remind_embedder::tract_embedder::TractEmbedder;
 use remind_embedder_wire::{FromWorker, ToWorker, cache_name, from_js, to_js};
 
+/// Which of the worker's two builds this is (`scripts/build-relaxed-worker` builds the
+/// relaxed-SIMD one, Trunk the simd128 one); tract-linalg's kernels follow the same flag.
+const BUILD: &str = if cfg!(target_feature = "relaxed-simd") {
+    "relaxed-simd"
+} else if cfg!(target_feature = "simd128") {
+    "simd128"
+} else {
+    "scalar"
+};
+
 enum State {
     Empty,
     Loading,
@@ -153,6 +163,8 @@ async fn load(model_url: &str, vocab_url: &str, model_id: &str) -> Result<TractE
         download_ms,
         init_ms: now_ms() - init_started,
         memory_bytes: memory_bytes(),
+        build: BUILD.to_string(),
+        matmul_kernels: embedder.matmul_kernels(),
     });
     Ok(embedder)
 }
