@@ -38,8 +38,8 @@ fn embedder_model_id() -> String {
     format!("all-minilm-l6-v2-int8-{}", &sha[..sha.len().min(12)])
 }
 
-/// The page's session. The embedder worker starts loading the model at once;
-/// `on_embedder_status` hears its progress.
+/// The page's session. The embedder worker starts loading the model once the session
+/// has shown the memory (`Session::load`); `on_embedder_status` hears its progress.
 pub fn page_session(on_embedder_status: impl Fn(&EmbedderStatus) + 'static) -> Rc<PageSession> {
     // Trunk puts the worker and the model files (index.html) next to the page.
     let files = ModelFiles {
@@ -58,7 +58,7 @@ pub fn page_session(on_embedder_status: impl Fn(&EmbedderStatus) + 'static) -> R
         clock: BrowserClock,
         ids: RandomIds,
         settings: LocalSettings,
-        embedder: WorkerEmbedder::start(&files, on_embedder_status),
+        embedder: WorkerEmbedder::new(files, on_embedder_status),
     }))
 }
 

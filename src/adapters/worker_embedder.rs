@@ -38,7 +38,10 @@ struct Waiting {
 }
 
 pub struct WorkerEmbedder {
-    worker: Option<Worker>,
+    files: ModelFiles,
+    /// `None` until [`EmbeddingService::begin`], and after a worker that did not start.
+    worker: RefCell<Option<Worker>>,
+    begun: Cell<bool>,
     status: StatusCell,
     waiting: Rc<RefCell<Waiting>>,
     next_id: Cell<u32>,
@@ -63,10 +66,10 @@ impl StatusCell {
 }
 
 impl WorkerEmbedder {
-    /// Starts the worker, which asks for the model once it runs; `on_status` hears every
-    /// change. If the worker cannot even start, the status says so and retrieval goes by
-    /// wording.
-    pub fn start(files: &ModelFiles, on_status: impl Fn(&EmbedderStatus) + 'static) -> Self {
+    /// An embedder whose worker starts at [`EmbeddingService::begin`]; `on_status`
+    /// hears every change from then on. Until then its status is "downloading", with
+    /// nothing loaded yet.
+    pub fn new(files: ModelFiles, on_status: impl Fn(&EmbedderStatus) + 'static) -> Self {
         let status = StatusCell {
             current: Rc::new(RefCell::new(EmbedderStatus::Downloading {
                 loaded: 0,
@@ -74,33 +77,12 @@ impl WorkerEmbedder {
             })),
             on_change: Rc::new(on_status),
         };
-        let waiting: Rc<RefCell<Waiting>> = Rc::default();
-        let script = if relaxed_simd_validates() {
-            &files.relaxed_worker_script
-        } else {
-            &files.worker_script
-        };
-        let worker = match Worker::new(script) {
-            Ok(worker) => {
-                let load = ToWorker::Load {
-                    model_url: files.model_url.clone(),
-                    vocab_url: files.vocab_url.clone(),
-                    model_id: files.model_id.clone(),
-                };
-                listen(&worker, load, &status, &waiting);
-                Some(worker)
-            }
-            Err(e) => {
-                status.set(EmbedderStatus::Failed(format!(
-                    "the embedder worker did not start ({e:?})"
-                )));
-                None
-            }
-        };
         WorkerEmbedder {
-            worker,
+            files,
+            worker: RefCell::new(None),
+            begun: Cell::new(false),
             status,
-            waiting,
+            waiting: Rc::default(),
             next_id: Cell::new(0),
         }
     }
@@ -236,8 +218,36 @@ impl EmbeddingService for WorkerEmbedder {
         self.status.get()
     }
 
+    /// Starts the worker, which asks for the model once it runs. If the worker cannot
+    /// even start, the status says so and retrieval goes by wording.
+    fn begin(&self) {
+        if self.begun.replace(true) {
+            return;
+        }
+        let files = &self.files;
+        let script = if relaxed_simd_validates() {
+            &files.relaxed_worker_script
+        } else {
+            &files.worker_script
+        };
+        match Worker::new(script) {
+            Ok(worker) => {
+                let load = ToWorker::Load {
+                    model_url: files.model_url.clone(),
+                    vocab_url: files.vocab_url.clone(),
+                    model_id: files.model_id.clone(),
+                };
+                listen(&worker, load, &self.status, &self.waiting);
+                *self.worker.borrow_mut() = Some(worker);
+            }
+            Err(e) => self.status.set(EmbedderStatus::Failed(format!(
+                "the embedder worker did not start ({e:?})"
+            ))),
+        }
+    }
+
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let Some(worker) = &self.worker else {
+        let Some(worker) = self.worker.borrow().clone() else {
             return Err(EmbedError::NotLoaded(
                 "the embedder worker is not running".into(),
             ));
@@ -249,7 +259,7 @@ impl EmbeddingService for WorkerEmbedder {
             waiting.borrow_mut().resolvers.insert(id, resolve);
         });
         if !send(
-            worker,
+            &worker,
             &ToWorker::Embed {
                 id,
                 texts: texts.to_vec(),

@@ -320,6 +320,11 @@ pub enum EmbedderStatus {
 /// Sentence embeddings computed away from the caller's thread (the page's worker).
 pub trait EmbeddingService {
     fn status(&self) -> EmbedderStatus;
+    /// Starts loading the model, for a service that waits to be told (the page's
+    /// worker). The session tells it once the memory is shown: loading a model and
+    /// reading thousands of lessons at once compete for the same cores. Again, it does
+    /// nothing.
+    fn begin(&self) {}
     /// One unit vector per text, in order.
     async fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
 }

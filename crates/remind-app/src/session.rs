@@ -140,7 +140,11 @@ where
     /// snapshot. A question asked between the two matches by wording the lessons whose
     /// embedding is not in yet; none is embedded afresh meanwhile.
     pub async fn load(&self) -> Result<usize, StoreError> {
-        let stored = self.ports.store.load_all_but_embeddings().await?;
+        let stored = self.ports.store.load_all_but_embeddings().await;
+        // The model loads once the memory is shown (or could not be read), not while it
+        // is read: the two compete for the same cores.
+        self.ports.embedder.begin();
+        let stored = stored?;
         self.memory
             .replace(FeedbackMemory::from_records(stored.records));
         self.unreadable.replace(stored.unreadable);
