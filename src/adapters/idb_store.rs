@@ -188,23 +188,34 @@ async fn load_all_from(db: &IdbDatabase) -> Result<StoredMemory, StoreError> {
 /// Every row of the records store, without the embeddings kept apart: what the page
 /// shows first.
 async fn load_records_from(db: &IdbDatabase) -> Result<StoredMemory, StoreError> {
-    let tx = db
-        .transaction_with_str(RECORDS)
-        .map_err(|e| failed("opening a read", e))?;
-    let store = tx.object_store(RECORDS).map_err(|e| failed("reading", e))?;
+    let store = store_to_read(db, RECORDS)?;
     Ok(read_rows(read_rows_of(&store).await?))
+}
+
+/// The store `name`, in a readonly transaction of its own.
+fn store_to_read(db: &IdbDatabase, name: &str) -> Result<IdbObjectStore, StoreError> {
+    db.transaction_with_str(name)
+        .map_err(|e| failed("opening a read", e))?
+        .object_store(name)
+        .map_err(|e| failed("reading", e))
+}
+
+/// Every key and every value of `store`, in key order, read by two requests issued
+/// together (both listeners are attached before either can finish).
+async fn keys_and_values(store: &IdbObjectStore) -> Result<(Array, Array), StoreError> {
+    let keys_request = store.get_all_keys().map_err(|e| failed("reading", e))?;
+    let values_request = store.get_all().map_err(|e| failed("reading", e))?;
+    let (keys, values) = (settle(&keys_request), settle(&values_request));
+    let keys = Array::from(&keys.await.map_err(|e| failed("reading", e))?);
+    let values = Array::from(&values.await.map_err(|e| failed("reading", e))?);
+    Ok((keys, values))
 }
 
 /// Every embedding kept apart, by record id (see [`read_all_embeddings`]).
 async fn load_embeddings_from(
     db: &IdbDatabase,
 ) -> Result<Vec<(RecordId, StoredVector)>, StoreError> {
-    let tx = db
-        .transaction_with_str(EMBEDDINGS)
-        .map_err(|e| failed("opening a read", e))?;
-    let store = tx
-        .object_store(EMBEDDINGS)
-        .map_err(|e| failed("reading", e))?;
+    let store = store_to_read(db, EMBEDDINGS)?;
     Ok(read_all_embeddings(&store)
         .await?
         .into_iter()
@@ -254,11 +265,7 @@ async fn read_whole_rows(
 async fn read_all_embeddings(
     store: &IdbObjectStore,
 ) -> Result<Vec<(String, StoredVector)>, StoreError> {
-    let keys_request = store.get_all_keys().map_err(|e| failed("reading", e))?;
-    let values_request = store.get_all().map_err(|e| failed("reading", e))?;
-    let (keys, values) = (settle(&keys_request), settle(&values_request));
-    let keys = Array::from(&keys.await.map_err(|e| failed("reading", e))?);
-    let values = Array::from(&values.await.map_err(|e| failed("reading", e))?);
+    let (keys, values) = keys_and_values(store).await?;
     Ok(keys
         .iter()
         .zip(values.iter())
@@ -446,12 +453,7 @@ async fn write_change(
 
 /// Every row of `store`, keys and values paired in key order.
 async fn read_rows_of(store: &IdbObjectStore) -> Result<Vec<StoredRow>, StoreError> {
-    let keys_request = store.get_all_keys().map_err(|e| failed("reading", e))?;
-    let values_request = store.get_all().map_err(|e| failed("reading", e))?;
-    // Both listeners are attached before either request can finish.
-    let (keys, values) = (settle(&keys_request), settle(&values_request));
-    let keys = Array::from(&keys.await.map_err(|e| failed("reading", e))?);
-    let values = Array::from(&values.await.map_err(|e| failed("reading", e))?);
+    let (keys, values) = keys_and_values(store).await?;
     let embeddings: Vec<Option<StoredVector>> = values
         .iter()
         .map(|value| take_binary_embedding(&value))
@@ -613,12 +615,7 @@ fn binary_embedding_value(embedding: &StoredVector) -> Result<JsValue, StoreErro
 /// Every value of an object store, as JSON text, in key order.
 async fn read_all(store_name: &str) -> Result<Vec<String>, StoreError> {
     let db = open().await?;
-    let tx = db
-        .transaction_with_str(store_name)
-        .map_err(|e| failed("opening a read", e))?;
-    let store = tx
-        .object_store(store_name)
-        .map_err(|e| failed("reading", e))?;
+    let store = store_to_read(&db, store_name)?;
     let request = store.get_all().map_err(|e| failed("reading", e))?;
     let all = settle(&request).await.map_err(|e| failed("reading", e))?;
     db.close();

@@ -33,17 +33,9 @@ impl<S: MemoryStore, F: ChangeFeed> MemoryStore for AnnouncedStore<S, F> {
     ) -> Result<(), StoreError> {
         let mut changed = false;
         self.store
-            .transact(|records| {
-                let change = plan(records);
-                changed = !change.is_empty();
-                change
-            })
+            .transact(noting_change(&mut changed, plan))
             .await?;
-        // A plan that changed nothing (a refusal, a stale version) wrote nothing, so
-        // the other tabs have nothing to re-read.
-        if changed {
-            self.feed.announce();
-        }
+        self.announce_if(changed);
         Ok(())
     }
 
@@ -56,15 +48,9 @@ impl<S: MemoryStore, F: ChangeFeed> MemoryStore for AnnouncedStore<S, F> {
     ) -> Result<(), StoreError> {
         let mut changed = false;
         self.store
-            .transact_records(ids, |records| {
-                let change = plan(records);
-                changed = !change.is_empty();
-                change
-            })
+            .transact_records(ids, noting_change(&mut changed, plan))
             .await?;
-        if changed {
-            self.feed.announce();
-        }
+        self.announce_if(changed);
         Ok(())
     }
 
@@ -85,5 +71,27 @@ impl<S: MemoryStore, F: ChangeFeed> MemoryStore for AnnouncedStore<S, F> {
 
     async fn load_turn_events(&self) -> Result<Vec<TurnEvent>, StoreError> {
         self.store.load_turn_events().await
+    }
+}
+
+impl<S, F: ChangeFeed> AnnouncedStore<S, F> {
+    /// A plan that changed nothing (a refusal, a stale version) wrote nothing, so the
+    /// other tabs have nothing to re-read.
+    fn announce_if(&self, changed: bool) {
+        if changed {
+            self.feed.announce();
+        }
+    }
+}
+
+/// `plan`, noting in `changed` whether the change it decides writes anything.
+fn noting_change<'a>(
+    changed: &'a mut bool,
+    plan: impl FnOnce(Vec<MemoryRecord>) -> StoreChange + 'a,
+) -> impl FnOnce(Vec<MemoryRecord>) -> StoreChange + 'a {
+    move |records| {
+        let change = plan(records);
+        *changed = !change.is_empty();
+        change
     }
 }

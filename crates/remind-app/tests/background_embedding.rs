@@ -6,17 +6,15 @@
 
 use remind_test_support as support;
 
-use remind_app::ports::{MemoryStore, StoreChange, StoreError};
+use remind_app::ports::{MemoryStore, StoreChange};
 use remind_app::question_embedding::{LESSONS_EMBEDDED_WITH_A_QUESTION, LessonsEmbedded};
 use remind_app::session::{Ports, Session};
-use remind_core::learning_curve::TurnEvent;
 use remind_core::memory::{FeedbackMemory, Lesson};
-use remind_core::record::{MemoryRecord, RecordId, Timestamp};
+use remind_core::record::{RecordId, Timestamp};
 use remind_core::sentence_embedding::{EmbedError, Embedder};
-use remind_core::stored_record::StoredVector;
-use remind_core::stored_rows::StoredMemory;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use support::in_memory_store::InMemoryStore;
 use support::in_process_embeddings::InProcessEmbeddings;
 use support::scripted::{
     CountingIds, ScriptedModel, SettingsInMemory, SharedStore, TickingClock, block_on, session_with,
@@ -40,6 +38,13 @@ impl Embedder for CountingModel {
 /// A store holding `n` lessons of distinct questions, none embedded (as an import
 /// leaves them).
 fn store_with_lessons(n: usize) -> SharedStore {
+    let store = SharedStore::default();
+    put_lessons(&store, n);
+    store
+}
+
+/// Puts `n` lessons of distinct questions into `store`, none embedded.
+fn put_lessons(store: &SharedStore, n: usize) {
     // Each question is of its own kind, so no lesson supersedes another.
     let records = (0..n)
         .map(|i| {
@@ -51,9 +56,7 @@ fn store_with_lessons(n: usize) -> SharedStore {
                 .current
         })
         .collect();
-    let store = SharedStore::default();
     block_on(store.transact(|_| StoreChange::put(records))).expect("stored");
-    store
 }
 
 fn embedded_count(store: &SharedStore) -> usize {
@@ -114,73 +117,17 @@ fn without_a_ready_model_the_background_step_does_nothing() {
     assert_eq!(embedded_count(&store), 0);
 }
 
-/// A store that keeps embeddings apart from their records, as IndexedDB does: a load
-/// reads the records without them, then the embeddings by record id.
-struct EmbeddingsApart(SharedStore);
-
-impl MemoryStore for EmbeddingsApart {
-    async fn load_all(&self) -> Result<StoredMemory, StoreError> {
-        self.0.load_all().await
-    }
-
-    async fn load_all_but_embeddings(&self) -> Result<StoredMemory, StoreError> {
-        let mut stored = self.0.load_all().await?;
-        for record in &mut stored.records {
-            record.embedding = None;
-        }
-        Ok(stored)
-    }
-
-    async fn load_embeddings(&self) -> Result<Vec<(RecordId, StoredVector)>, StoreError> {
-        let stored = self.0.load_all().await?;
-        Ok(stored
-            .records
-            .into_iter()
-            .filter_map(|record| {
-                let embedding = record.embedding?;
-                let vector = StoredVector {
-                    model: embedding.model().to_string(),
-                    vector: embedding.vector().to_vec(),
-                };
-                Some((record.id, vector))
-            })
-            .collect())
-    }
-
-    async fn transact(
-        &self,
-        plan: impl FnOnce(Vec<MemoryRecord>) -> StoreChange,
-    ) -> Result<(), StoreError> {
-        self.0.transact(plan).await
-    }
-
-    async fn erase_unreadable(&self, keys: &[String]) -> Result<(), StoreError> {
-        self.0.erase_unreadable(keys).await
-    }
-
-    async fn request_persistence(&self) -> Result<bool, StoreError> {
-        self.0.request_persistence().await
-    }
-
-    async fn append_turn_event(&self, event: &TurnEvent) -> Result<(), StoreError> {
-        self.0.append_turn_event(event).await
-    }
-
-    async fn load_turn_events(&self) -> Result<Vec<TurnEvent>, StoreError> {
-        self.0.load_turn_events().await
-    }
-}
-
 #[test]
 fn a_load_shows_the_records_first_then_attaches_their_embeddings_and_embeds_none_afresh() {
-    let store = store_with_lessons(40);
+    let store = SharedStore(Rc::new(InMemoryStore::keeping_embeddings_apart()));
+    put_lessons(&store, 40);
     let first_visit = session_with(&store, "v1", InProcessEmbeddings(CountingModel::default()));
     block_on(first_visit.embed_waiting_lessons(100)).expect("embedded");
     assert_eq!(embedded_count(&store), 40);
 
     let model = CountingModel::default();
     let session = Session::new(Ports {
-        store: EmbeddingsApart(store.clone()),
+        store: store.clone(),
         llm: ScriptedModel::default(),
         clock: TickingClock::default(),
         ids: CountingIds::new("v2"),

@@ -43,6 +43,19 @@ fn teach(session: &TestSession, question: &str, clarification: &str) {
     block_on(session.correct(&turn, lasting)).expect("the correction is saved");
 }
 
+/// A session over `store` that taught two lessons of different kinds: a synonym for
+/// "like" questions and a spelling one.
+fn tab_with_two_lessons(store: &SharedStore) -> TestSession {
+    let tab = session_over(store, "tab");
+    teach(&tab, "What is like < fast > ?", SYNONYM);
+    teach(
+        &tab,
+        "How do I spell < rhythm > ?",
+        "I want it letter by letter",
+    );
+    tab
+}
+
 /// The records in id order, as two reads of one store are compared.
 fn by_id(mut records: Vec<MemoryRecord>) -> Vec<MemoryRecord> {
     records.sort_by(|a, b| a.id.0.cmp(&b.id.0));
@@ -61,13 +74,7 @@ fn snapshot(session: &TestSession) -> Vec<MemoryRecord> {
 #[test]
 fn after_a_counted_question_the_snapshot_is_what_a_reload_reads() {
     let store = SharedStore::default();
-    let tab = session_over(&store, "tab");
-    teach(&tab, "What is like < fast > ?", SYNONYM);
-    teach(
-        &tab,
-        "How do I spell < rhythm > ?",
-        "I want it letter by letter",
-    );
+    let tab = tab_with_two_lessons(&store);
     let turn = block_on(tab.ask("What is like < slow > ?")).unwrap();
     assert_eq!(turn.prepared.applied.len(), 1, "the like lesson applies");
     let counted = tab.record(&turn.prepared.applied[0].record.id).unwrap();
@@ -147,13 +154,7 @@ fn a_count_committed_over_a_snapshot_that_holds_the_read_records_takes_them_on()
 #[test]
 fn stored_embeddings_leave_the_snapshot_as_a_reload_reads_it() {
     let store = SharedStore::default();
-    let tab = session_over(&store, "tab");
-    teach(&tab, "What is like < fast > ?", SYNONYM);
-    teach(
-        &tab,
-        "How do I spell < rhythm > ?",
-        "I want it letter by letter",
-    );
+    let tab = tab_with_two_lessons(&store);
     let embedding = session_with(&store, "emb", InProcessEmbeddings(OneVectorModel));
     block_on(embedding.ask("What is like < slow > ?")).unwrap();
     let stored = reloaded(&store);
@@ -169,13 +170,7 @@ fn stored_embeddings_leave_the_snapshot_as_a_reload_reads_it() {
 #[test]
 fn a_targeted_change_reaching_beyond_its_records_is_refused_and_writes_nothing() {
     let store = SharedStore::default();
-    let tab = session_over(&store, "tab");
-    teach(&tab, "What is like < fast > ?", SYNONYM);
-    teach(
-        &tab,
-        "How do I spell < rhythm > ?",
-        "I want it letter by letter",
-    );
+    tab_with_two_lessons(&store);
     let before = reloaded(&store);
     let (named, other) = (before[0].clone(), before[1].clone());
     let mut seen = Vec::new();

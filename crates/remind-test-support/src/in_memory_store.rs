@@ -8,7 +8,8 @@ use std::cell::RefCell;
 
 use remind_app::ports::{MemoryStore, StoreChange, StoreError};
 use remind_core::learning_curve::TurnEvent;
-use remind_core::record::MemoryRecord;
+use remind_core::record::{MemoryRecord, RecordId};
+use remind_core::stored_record::StoredVector;
 use remind_core::stored_rows::StoredMemory;
 
 #[derive(Default)]
@@ -16,9 +17,21 @@ pub struct InMemoryStore {
     records: RefCell<Vec<MemoryRecord>>,
     fail_next_write: RefCell<Option<StoreError>>,
     turn_events: RefCell<Vec<TurnEvent>>,
+    /// Whether a load hands out the records without their embeddings first, then the
+    /// embeddings by id, as the IndexedDB store does (schema 4).
+    embeddings_apart: bool,
 }
 
 impl InMemoryStore {
+    /// A store that is read as IndexedDB is: the records, then their embeddings apart
+    /// ([`MemoryStore::load_all_but_embeddings`], [`MemoryStore::load_embeddings`]).
+    pub fn keeping_embeddings_apart() -> Self {
+        InMemoryStore {
+            embeddings_apart: true,
+            ..InMemoryStore::default()
+        }
+    }
+
     /// Makes the next write fail with `error` and store nothing.
     pub fn fail_next_write(&self, error: StoreError) {
         *self.fail_next_write.borrow_mut() = Some(error);
@@ -35,6 +48,34 @@ impl MemoryStore for InMemoryStore {
             records: self.snapshot(),
             unreadable: Vec::new(),
         })
+    }
+
+    async fn load_all_but_embeddings(&self) -> Result<StoredMemory, StoreError> {
+        let mut stored = self.load_all().await?;
+        if self.embeddings_apart {
+            for record in &mut stored.records {
+                record.embedding = None;
+            }
+        }
+        Ok(stored)
+    }
+
+    async fn load_embeddings(&self) -> Result<Vec<(RecordId, StoredVector)>, StoreError> {
+        if !self.embeddings_apart {
+            return Ok(Vec::new());
+        }
+        Ok(self
+            .snapshot()
+            .into_iter()
+            .filter_map(|record| {
+                let embedding = record.embedding?;
+                let vector = StoredVector {
+                    model: embedding.model().to_string(),
+                    vector: embedding.vector().to_vec(),
+                };
+                Some((record.id, vector))
+            })
+            .collect())
     }
 
     async fn transact(

@@ -18,6 +18,7 @@ use remind_core::learning_curve::TurnEvent;
 use remind_core::memory_key::marked_word;
 use remind_core::prompt::{RenderedPrompt, ReplyForm, SEPARATOR};
 use remind_core::record::{MemoryRecord, RecordId, Timestamp};
+use remind_core::stored_record::StoredVector;
 use remind_core::stored_rows::StoredMemory;
 
 /// Runs a future of the native adapters to completion. Re-exported here so the test
@@ -191,6 +192,14 @@ pub struct SharedStore(pub Rc<InMemoryStore>);
 impl MemoryStore for SharedStore {
     async fn load_all(&self) -> Result<StoredMemory, StoreError> {
         self.0.load_all().await
+    }
+
+    async fn load_all_but_embeddings(&self) -> Result<StoredMemory, StoreError> {
+        self.0.load_all_but_embeddings().await
+    }
+
+    async fn load_embeddings(&self) -> Result<Vec<(RecordId, StoredVector)>, StoreError> {
+        self.0.load_embeddings().await
     }
 
     async fn transact(
