@@ -154,7 +154,7 @@ fn a_count_committed_over_a_snapshot_that_holds_the_read_records_takes_them_on()
 #[test]
 fn stored_embeddings_leave_the_snapshot_as_a_reload_reads_it() {
     let store = SharedStore::default();
-    let tab = tab_with_two_lessons(&store);
+    tab_with_two_lessons(&store);
     let embedding = session_with(&store, "emb", InProcessEmbeddings(OneVectorModel));
     block_on(embedding.ask("What is like < slow > ?")).unwrap();
     let stored = reloaded(&store);
