@@ -13,7 +13,7 @@ use js_sys::{Function, Promise};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{ErrorEvent, MessageEvent, Worker};
+use web_sys::{ErrorEvent, Event, MessageEvent, Worker};
 
 use remind_app::ports::{EmbedError, EmbedderStatus, EmbeddingService};
 use remind_embedder_wire::{FromWorker, ToWorker, from_js, to_js};
@@ -131,11 +131,16 @@ fn listen(worker: &Worker, load: ToWorker, status: &StatusCell, waiting: &Rc<Ref
     };
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     on_message.forget();
-    // A worker script that fails to load or run reports here, not in a message.
+    // A worker script that fails to run reports here, not in a message, with an
+    // `ErrorEvent`; one that fails to load (a missing or blocked file) with a bare
+    // `Event`, which has no message to read.
     let on_error = {
         let (status, waiting) = (status.clone(), waiting.clone());
-        Closure::<dyn Fn(ErrorEvent)>::new(move |event: ErrorEvent| {
-            let detail = event.message();
+        Closure::<dyn Fn(Event)>::new(move |event: Event| {
+            let detail = event
+                .dyn_ref::<ErrorEvent>()
+                .map(ErrorEvent::message)
+                .unwrap_or_default();
             let error = if detail.is_empty() {
                 "the embedder worker stopped".to_string()
             } else {

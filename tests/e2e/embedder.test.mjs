@@ -96,3 +96,17 @@ test('when the model cannot load, the page says so and matches questions by word
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('when the embedder worker itself cannot be fetched, the page says so rather than waiting for it', { timeout: 120_000 }, async () => {
+  const context = await launch(freshProfileDir('no-worker'));
+  try {
+    // A blocked or missing worker file: the browser reports it with a bare error event.
+    await context.route('**/remind-embedder*', (route) => route.abort());
+    const page = await firstPage(context);
+    await openApp(page, env.site.url, { embedder: 'failed' });
+    const status = await page.locator('#embedder-status').textContent();
+    assert.match(status, /embedder worker stopped.*matched by wording/, status);
+  } finally {
+    await context.close().catch(() => {});
+  }
+});
