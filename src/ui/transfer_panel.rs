@@ -19,7 +19,7 @@ use crate::ui::page_context::{Notice, PageContext, use_page};
 use crate::ui::yield_to_browser::yield_to_browser;
 use remind_app::transfer::PendingImport;
 use remind_core::export::Embeddings;
-use remind_core::import::{CheckProgress, MAX_IMPORT_BYTES};
+use remind_core::import::{CheckProgress, MAX_IMPORT_FILE_BYTES};
 use remind_core::import_plan::{ImportMode, ImportPlan};
 
 #[component]
@@ -30,11 +30,18 @@ pub fn TransferPanel() -> impl IntoView {
     // What the import is doing now ("Checking 3 000 of 11 500 records…"), if anything.
     let progress = RwSignal::new(None::<String>);
 
-    // Exports leave the embeddings out: they are large, and an importer recomputes them
-    // with whichever model it runs (a lesson is matched by wording until then).
+    // Embeddings are left out unless asked for: they triple the file, and an importer
+    // recomputes them with whichever model it runs (a lesson is matched by wording
+    // until then). One running the same model uses those the file carries.
+    let with_embeddings = RwSignal::new(false);
     let on_export = move |_| {
+        let embeddings = if with_embeddings.get_untracked() {
+            Embeddings::Include
+        } else {
+            Embeddings::Omit
+        };
         spawn_local(async move {
-            let notice = match page.session().export_json(Embeddings::Omit).await {
+            let notice = match page.session().export_json(embeddings).await {
                 Ok(json) => match offer_download(&json) {
                     Ok(()) => Notice::done("Exported: the file is in your downloads."),
                     Err(e) => Notice::failed(format!("The download could not start: {e}")),
@@ -103,6 +110,11 @@ pub fn TransferPanel() -> impl IntoView {
             <summary>"Export and import"</summary>
             <div class="transfer-export">
                 <button id="export-button" type="button" on:click=on_export>"Export memory (JSON)"</button>
+                <label class="inline">
+                    <input id="export-embeddings" type="checkbox" prop:checked=with_embeddings
+                        on:change=move |ev| with_embeddings.set(event_target_checked(&ev))/>
+                    " With the embeddings (about 2 kB a lesson more; a browser running the same model then needs no time to compute them)"
+                </label>
                 <p class="status">"Settings and API keys are never exported."</p>
             </div>
             <div class="drop-zone" id="import-drop" on:dragover=|ev: DragEvent| ev.prevent_default() on:drop=on_drop>
@@ -132,12 +144,12 @@ async fn preview_file(
     file: File,
 ) {
     pending.set(None);
-    if file.size() > MAX_IMPORT_BYTES as f64 {
+    if file.size() > MAX_IMPORT_FILE_BYTES as f64 {
         page.memory_notice.set(Some(Notice::failed(format!(
             "Not imported: {} is {:.1} MB; an import file may be at most {} MB.",
             file.name(),
             file.size() / 1_048_576.0,
-            MAX_IMPORT_BYTES / 1_048_576
+            MAX_IMPORT_FILE_BYTES / 1_048_576
         ))));
         return;
     }

@@ -3,7 +3,8 @@
 //   node tests/e2e/large-export.mjs [--lessons 11500] [--out /tmp/remind-large.json]
 //
 // Every record is a current clarification under its own key, with no embedding (an
-// export leaves them out). The key is computed as Remind computes it for a question
+// export leaves them out unless asked for; `embeddingModel` adds a random unit vector of
+// 384 values to each, packed as an export packs them). The key is computed as Remind computes it for a question
 // with a `< word >` marker: lower-cased, the marked word masked as `< >`, spaces folded.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -26,9 +27,23 @@ function phrase(n) {
   return parts.join(' ');
 }
 
-/** An export document of `lessons` current clarifications, about 450 bytes each (5.2 MB for 11 500, under the 5 MiB limit). */
-export function largeExport(lessons) {
+/** 384 values of unit length from a fixed sequence, packed as an export packs a vector: base64 of little-endian 32-bit floats. */
+function packedUnitVector(next) {
+  const raw = Array.from({ length: 384 }, next);
+  const length = Math.hypot(...raw);
+  const vector = Float32Array.from(raw, (x) => x / length);
+  return Buffer.from(vector.buffer).toString('base64');
+}
+
+/**
+ * An export document of `lessons` current clarifications, about 450 bytes each (5.2 MB
+ * for 11 500, under the 5 MiB limit), with an embedding of `embeddingModel` each (2 kB
+ * more) when one is named.
+ */
+export function largeExport(lessons, { embeddingModel } = {}) {
   const records = [];
+  let seed = 1;
+  const next = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648 - 0.5; };
   for (let n = 0; n < lessons; n += 1) {
     const question = `What is the ${phrase(n)} like < fast > in lesson ${n}?`;
     records.push({
@@ -44,9 +59,10 @@ export function largeExport(lessons) {
       supersedes: null,
       superseded_by: null,
       state: 'current',
+      ...(embeddingModel ? { embedding: { model: embeddingModel, vector: packedUnitVector(next) } } : {}),
     });
   }
-  return { format: 'remind-memory', version: 1, exported_at: 1_700_000_100_000, app_version: 'bench', records };
+  return { format: 'remind-memory', version: 2, exported_at: 1_700_000_100_000, app_version: 'bench', records };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  ask, correct, fakeLlmAndSite, fakeRequests, firstPage, freshApp, freshProfileDir, launch, openApp, saveSettings, waitForMemoryCount, waitForText,
+  ask, correct, fakeLlmAndSite, fakeRequests, firstPage, freshApp, freshProfileDir, launch, openApp, saveSettings, storedRows, waitForMemoryCount, waitForText,
 } from './helpers.mjs';
 
 const CLARIFICATION = 'when I ask for like, I want a synonym.';
@@ -35,9 +35,10 @@ test('a memory exported from one profile applies after import into a fresh one',
   const text = fs.readFileSync(exported, 'utf8');
   const doc = JSON.parse(text);
   assert.equal(doc.format, 'remind-memory');
-  assert.equal(doc.version, 1);
+  assert.equal(doc.version, 2);
   assert.equal(doc.records.length, 1);
   assert.equal(doc.records[0].clarification, CLARIFICATION);
+  assert.ok(!('embedding' in doc.records[0]), 'embeddings are left out unless asked for');
   assert.ok(!text.includes('sk-never-exported'), 'the API key is never exported');
   assert.ok(!text.includes(env.fake.baseUrl), 'settings are never exported');
 
@@ -64,6 +65,60 @@ test('a memory exported from one profile applies after import into a fresh one',
     assert.match(state.understanding, /synonym/, JSON.stringify(state));
     const [request] = await fakeRequests(env.fake);
     assert.ok(request.prompt.includes(`What is like < happy > ? | clarification: ${CLARIFICATION}`));
+  } finally {
+    await second.close().catch(() => {});
+  }
+});
+
+/** Waits until `n` current lessons have their embedding in (the memory badge's `data-embedded`). */
+async function waitForEmbedded(page, n, timeout = 30_000) {
+  await page.waitForFunction((n) => document.querySelector('#memory-count')?.dataset.embedded === n, String(n), { timeout });
+}
+
+test('a memory exported with its embeddings brings them into a browser that cannot compute them, bit for bit', { timeout: 120_000 }, async () => {
+  const exported = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'remind-export-')), 'memory.json');
+  let vector;
+  const first = await launch(freshProfileDir('export-embedded'));
+  try {
+    const page = await firstPage(first);
+    await openApp(page, env.site.url, { embedder: ['ready'] });
+    await saveSettings(page, { baseUrl: env.fake.baseUrl });
+    await ask(page, 'What is like < fast > ?');
+    await correct(page, CLARIFICATION);
+    await waitForEmbedded(page, 1);
+    [{ embedding: { vector } }] = await storedRows(page);
+    await openTransfer(page);
+    await page.check('#export-embeddings');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-button')]);
+    await download.saveAs(exported);
+  } finally {
+    await first.close().catch(() => {});
+  }
+  const doc = JSON.parse(fs.readFileSync(exported, 'utf8'));
+  assert.equal(doc.version, 2);
+  const { embedding } = doc.records[0];
+  assert.equal(typeof embedding.model, 'string');
+  assert.equal(embedding.vector.length, 2048, 'packed: 384 numbers of 4 bytes, in base64');
+
+  const second = await launch(freshProfileDir('import-embedded'));
+  try {
+    // No embedder here: whatever embedding the memory gets came from the file.
+    await second.route('**/remind-embedder*', (route) => route.abort());
+    const page = await firstPage(second);
+    await openApp(page, env.site.url, { embedder: ['failed'] });
+    await openTransfer(page);
+    await page.setInputFiles('#import-file', exported);
+    await page.locator('#import-merge').waitFor();
+    await page.click('#import-merge');
+    await waitForText(page, '#memory-notice', 'Merged: 1 records written');
+    await waitForEmbedded(page, 1);
+    const [row] = await storedRows(page);
+    assert.equal(row.embedding.model, embedding.model);
+    assert.ok(row.embedding.binary, 'stored as binary, apart from the record');
+    assert.deepEqual(row.embedding.vector, vector, 'the vector the exporting browser computed');
+    await page.reload();
+    await page.locator('#ask-input').waitFor();
+    await waitForEmbedded(page, 1);
   } finally {
     await second.close().catch(() => {});
   }

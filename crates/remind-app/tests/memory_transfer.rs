@@ -12,8 +12,10 @@ use serde_json::{Value, json};
 use remind_app::ports::MemoryStore;
 use remind_app::revise::ReviseError;
 use remind_app::transfer::TransferError;
-use remind_core::export::{EXPORT_FORMAT, Embeddings, ExportDocument, export};
-use remind_core::import::{ImportError, MAX_IMPORT_BYTES, history_problems, parse_import};
+use remind_core::export::{EXPORT_FORMAT, EXPORT_VERSION, Embeddings, ExportDocument, export};
+use remind_core::import::{
+    ImportError, MAX_IMPORT_BYTES, MAX_IMPORT_FILE_BYTES, history_problems, parse_import,
+};
 use remind_core::import_plan::{ImportMode, KeyStatus, plan_import, preview};
 use remind_core::memory::{FeedbackMemory, Lesson};
 use remind_core::memory_key::MemoryKey;
@@ -154,7 +156,7 @@ fn an_export_carries_every_record_with_history_and_never_settings() {
     let text = json_of(&sample_memory());
     let document: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(document["format"], EXPORT_FORMAT);
-    assert_eq!(document["version"], 1);
+    assert_eq!(document["version"], EXPORT_VERSION);
     assert_eq!(document["records"].as_array().unwrap().len(), 4);
     for secret_field in ["api_key", "base_url", "endpoint", "settings"] {
         assert!(
@@ -175,6 +177,138 @@ fn export_then_import_then_export_gives_the_same_bytes() {
         Embeddings::Include,
     );
     assert_eq!(again.to_json().unwrap(), first);
+}
+
+/// The embedding of the sample's example, as the memory holds it.
+fn sample_vector() -> Vec<f32> {
+    let memory = sample_memory();
+    let embedded = memory.records().iter().find(|r| r.embedding.is_some());
+    embedded
+        .unwrap()
+        .embedding
+        .as_ref()
+        .unwrap()
+        .vector()
+        .to_vec()
+}
+
+fn imported_vector(bytes: &[u8]) -> Vec<u32> {
+    let imported = parse_import(bytes).expect("the file imports");
+    let embedded = imported.records.iter().find(|r| r.embedding.is_some());
+    let embedding = embedded.expect("the embedding came in").embedding.as_ref();
+    embedding
+        .unwrap()
+        .vector()
+        .iter()
+        .map(|x| x.to_bits())
+        .collect()
+}
+
+#[test]
+fn an_export_packs_each_embedding_as_base64_that_imports_bit_for_bit_with_its_model() {
+    let document: Value = serde_json::from_str(&json_of(&sample_memory())).unwrap();
+    let records = document["records"].as_array().unwrap();
+    let embedded: Vec<&Value> = records
+        .iter()
+        .filter(|r| r.get("embedding").is_some())
+        .collect();
+    assert_eq!(
+        embedded.len(),
+        1,
+        "only the record that has one carries one"
+    );
+    assert_eq!(embedded[0]["embedding"]["model"], "minilm");
+    let packed = embedded[0]["embedding"]["vector"].as_str().expect("packed");
+    assert_eq!(packed.len(), 24, "four numbers, four bytes each, in base64");
+    let bits: Vec<u32> = sample_vector().iter().map(|x| x.to_bits()).collect();
+    assert_eq!(imported_vector(json_of(&sample_memory()).as_bytes()), bits);
+}
+
+#[test]
+fn an_export_without_embeddings_carries_no_embedding_field() {
+    let text = export(
+        sample_memory().records(),
+        Timestamp(100),
+        "0.1.0",
+        Embeddings::Omit,
+    )
+    .to_json()
+    .unwrap();
+    assert!(!text.contains("embedding"), "{text}");
+}
+
+#[test]
+fn a_version_1_file_with_its_vectors_as_numbers_still_imports_them() {
+    let vector = sample_vector();
+    let mut document: Value = serde_json::from_str(&json_of(&sample_memory())).unwrap();
+    document["version"] = json!(1);
+    let i = index_of(document["records"].as_array().unwrap(), "ex-1");
+    document["records"][i]["embedding"]["vector"] = json!(vector);
+    let bits: Vec<u32> = vector.iter().map(|x| x.to_bits()).collect();
+    assert_eq!(
+        imported_vector(&serde_json::to_vec(&document).unwrap()),
+        bits
+    );
+}
+
+#[test]
+fn a_packed_vector_that_is_not_an_embedding_is_refused_naming_the_field() {
+    let packed = |numbers: &[f32]| remind_core::packed_vector::pack_vector(numbers);
+    let unit_but_long = vec![1.0 / 4097_f32.sqrt(); 4097];
+    for (vector, expected) in [
+        (json!("not base64!"), "is not base64"),
+        (json!("AAAAAAA="), "not a whole number of 32-bit numbers"),
+        (
+            json!(packed(&[f32::NAN, 1.0])),
+            "which is not a finite number",
+        ),
+        (json!(packed(&[3.0, 4.0])), "is not of unit length"),
+        (
+            json!(packed(&unit_but_long)),
+            "an embedding holds at most 4096",
+        ),
+        (json!(""), "is not of unit length"),
+        (
+            json!({ "a": 1 }),
+            "expected a packed vector (base64) or an array of numbers",
+        ),
+    ] {
+        let bytes = document_with(|records| {
+            let i = index_of(records, "ex-1");
+            records[i]["embedding"]["vector"] = vector.clone();
+        });
+        let found: Vec<String> = problems(&bytes).iter().map(ToString::to_string).collect();
+        assert!(
+            matches!(&found[..], [one] if one.contains(".embedding.vector: ") && one.contains(expected)),
+            "{vector}: {found:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_file_over_the_lesson_limit_only_by_its_embeddings_imports() {
+    let mut memory = FeedbackMemory::default();
+    let vector: Vec<f32> = (0..384).map(|i| if i == 7 { 1.0 } else { 0.0 }).collect();
+    let words = ["river", "garden", "window", "lantern", "meadow", "harbor"];
+    for i in 0..3_000 {
+        // Words, not numbers, so that each question has a key of its own.
+        let phrase: Vec<&str> = (0..5).map(|d| words[i / 6_usize.pow(d) % 6]).collect();
+        let question = format!("What is the {} like < fast > ?", phrase.join(" "));
+        let mut written = memory
+            .plan_write(
+                Lesson::user_clarification(&question, "in kilograms"),
+                RecordId(format!("w{i}")),
+                Timestamp(i as i64),
+            )
+            .current;
+        written.embedding = Some(StoredEmbedding::new("minilm", vector.clone()).unwrap());
+        memory.upsert(written);
+    }
+    let text = json_of(&memory);
+    assert!(text.len() > MAX_IMPORT_BYTES, "{} bytes", text.len());
+    let imported = parse_import(text.as_bytes()).expect("its lessons are well under the limit");
+    assert_eq!(imported.records.len(), 3_000);
+    assert!(imported.records.iter().all(|r| r.embedding.is_some()));
 }
 
 #[test]
@@ -288,9 +422,9 @@ fn malformed_json_is_refused_with_its_position() {
 fn a_file_of_another_format_or_a_newer_version_is_refused_up_front() {
     let other = problems(br#"{"format": "other-app", "version": 1, "records": []}"#);
     assert!(matches!(&other[..], [ImportError::WrongFormat { path, .. }] if path == "format"));
-    let future = problems(br#"{"format": "remind-memory", "version": 2, "records": 5}"#);
+    let future = problems(br#"{"format": "remind-memory", "version": 3, "records": 5}"#);
     assert!(
-        matches!(&future[..], [ImportError::FutureVersion { found: 2, .. }]),
+        matches!(&future[..], [ImportError::FutureVersion { found: 3, .. }]),
         "{future:?}"
     );
     let not_object = problems(b"[1, 2]");
@@ -330,11 +464,9 @@ fn missing_fields_and_wrong_types_are_named_by_path() {
             .iter()
             .any(|p| p.contains(".stats.times_applied: must be between"))
     );
-    assert!(
-        paths
-            .iter()
-            .any(|p| p.contains(".embedding.vector: expected an array of numbers"))
-    );
+    assert!(paths.iter().any(|p| {
+        p.contains(".embedding.vector: expected a packed vector (base64) or an array of numbers")
+    }));
     let header = problems(br#"{"format": "remind-memory", "version": 1, "exported_at": "now"}"#);
     let header: Vec<String> = header.iter().map(ToString::to_string).collect();
     assert_eq!(
@@ -424,11 +556,42 @@ fn broken_supersede_chains_are_refused() {
 
 #[test]
 fn an_oversize_file_is_refused_before_it_is_parsed() {
-    let bytes = vec![b' '; MAX_IMPORT_BYTES + 1];
+    let bytes = vec![b' '; MAX_IMPORT_FILE_BYTES + 1];
     assert!(matches!(
         problems(&bytes)[..],
         [ImportError::TooLarge { .. }]
     ));
+}
+
+#[test]
+fn a_file_whose_lessons_pass_the_limit_is_refused_for_that_alone_naming_where() {
+    let lesson = |i: usize| json!({ "id": format!("r{i}"), "question": "x".repeat(1000) });
+    let records: Vec<Value> = (0..MAX_IMPORT_BYTES / 1000 + 10).map(lesson).collect();
+    let bytes = serde_json::to_vec(&json!({
+        "format": EXPORT_FORMAT, "version": EXPORT_VERSION, "exported_at": 1,
+        "app_version": "t", "records": records,
+    }))
+    .unwrap();
+    let sizes: Vec<usize> = records
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap().len())
+        .collect();
+    let mut read = bytes.len() - sizes.iter().sum::<usize>();
+    let first_past = sizes
+        .iter()
+        .position(|size| {
+            read += size;
+            read > MAX_IMPORT_BYTES
+        })
+        .unwrap();
+    let found = problems(&bytes);
+    assert_eq!(
+        found,
+        [ImportError::LessonsTooLarge {
+            path: format!("records[{first_past}]"),
+            limit: MAX_IMPORT_BYTES
+        }]
+    );
 }
 
 #[test]

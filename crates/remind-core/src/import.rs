@@ -21,6 +21,7 @@ use thiserror::Error;
 
 use crate::export::{EXPORT_FORMAT, EXPORT_VERSION};
 use crate::memory::Lesson;
+use crate::packed_vector::unpack_vector;
 use crate::record::{
     EmbeddingError, MAX_EXCEPTIONS_PER_LESSON, MAX_PATTERNS_PER_LESSON, MemoryRecord, RecordId,
     RecordState, StoredEmbedding, Timestamp,
@@ -32,8 +33,13 @@ use crate::stored_record::{
 };
 use crate::write_gate::{MAX_CLARIFICATION_CHARS, find_secret};
 
-/// The largest file accepted; far above any real memory, small enough for a tab.
+/// The most a file's lessons may take, their packed embeddings aside: far above any
+/// real memory, small enough for a tab.
 pub const MAX_IMPORT_BYTES: usize = 5 * 1024 * 1024;
+/// The largest file accepted, embeddings included: [`MAX_IMPORT_BYTES`] of lessons and
+/// the 2 kB embedding of each (11 500 lessons' worth), so a file is refused before it
+/// is read only when no export could be that large.
+pub const MAX_IMPORT_FILE_BYTES: usize = 32 * 1024 * 1024;
 /// Past this many problems the rest are summarised; the user fixes the first ones.
 pub const MAX_REPORTED_PROBLEMS: usize = 50;
 
@@ -43,6 +49,10 @@ pub const MAX_REPORTED_PROBLEMS: usize = 50;
 pub enum ImportError {
     #[error("the file is {size} bytes; the limit is {limit} bytes, so it is not a Remind export")]
     TooLarge { size: usize, limit: usize },
+    #[error(
+        "the file's lessons take more than {limit} bytes (their embeddings aside), past {path}; that is more than a memory holds, so it is not imported"
+    )]
+    LessonsTooLarge { path: String, limit: usize },
     #[error("the file is not valid JSON (line {line}, column {column}): {detail}")]
     Malformed {
         line: usize,
@@ -159,6 +169,9 @@ pub struct ImportCheck<'file> {
     /// missing or not an array (a problem already noted).
     items: Option<Vec<&'file RawValue>>,
     next: usize,
+    /// The bytes of the file read so far, its records' packed vectors aside: what
+    /// [`MAX_IMPORT_BYTES`] limits.
+    lesson_bytes: usize,
     records: Vec<MemoryRecord>,
     problems: Problems,
 }
@@ -171,10 +184,10 @@ impl<'file> ImportCheck<'file> {
         let reject = |problem| ImportRejection {
             problems: vec![problem],
         };
-        if bytes.len() > MAX_IMPORT_BYTES {
+        if bytes.len() > MAX_IMPORT_FILE_BYTES {
             return Err(reject(ImportError::TooLarge {
                 size: bytes.len(),
-                limit: MAX_IMPORT_BYTES,
+                limit: MAX_IMPORT_FILE_BYTES,
             }));
         }
         // Editors on some systems save JSON with a byte-order mark; it is not content.
@@ -211,7 +224,17 @@ impl<'file> ImportCheck<'file> {
             }
         }
         match read_header(header, records, &mut problems) {
-            Some(check) => Ok(check),
+            Some(mut check) => {
+                // The header and the punctuation between records count as lessons.
+                let records_bytes: usize = check
+                    .items
+                    .iter()
+                    .flatten()
+                    .map(|raw| raw.get().len())
+                    .sum();
+                check.lesson_bytes = bytes.len().saturating_sub(records_bytes);
+                Ok(check)
+            }
             None => Err(problems.into_rejection()),
         }
     }
@@ -240,6 +263,18 @@ impl<'file> ImportCheck<'file> {
                         continue;
                     }
                 };
+                self.lesson_bytes += raw.get().len().saturating_sub(packed_vector_len(&item));
+                if self.lesson_bytes > MAX_IMPORT_BYTES {
+                    // The rest is not read, and what was found in the records before
+                    // is beside the point: a file this large is no memory of ours.
+                    self.problems = Problems::default();
+                    self.problems.push(ImportError::LessonsTooLarge {
+                        path,
+                        limit: MAX_IMPORT_BYTES,
+                    });
+                    self.next = items.len();
+                    return self.progress();
+                }
                 if let Some(record) = read_record(item, &path, &mut self.problems) {
                     self.records.push(record);
                 }
@@ -379,6 +414,7 @@ fn read_header<'file>(
         app_version,
         items,
         next: 0,
+        lesson_bytes: 0,
         records: Vec::new(),
         problems: std::mem::take(problems),
     })
@@ -645,12 +681,24 @@ fn check_bookkeeping_fields(fields: &mut Fields<'_, '_>) {
 }
 
 /// The record as the domain holds it, from an item whose fields all passed.
-fn decode_record(item: Value, path: &str, problems: &mut Problems) -> Option<MemoryRecord> {
+fn decode_record(mut item: Value, path: &str, problems: &mut Problems) -> Option<MemoryRecord> {
+    // Read apart, since it may be packed; its fields were checked like the others.
+    let embedding = item
+        .as_object_mut()
+        .and_then(|object| object.remove("embedding"))
+        .and_then(|embedding| {
+            let model = embedding.get("model")?.as_str()?;
+            let vector = read_vector(embedding.get("vector")?).ok()?;
+            StoredEmbedding::new(model, vector).ok()
+        });
     // The field checks cover every field; this is the last word on the shape, so a
     // gap between them and the record type is still reported rather than let through.
     match serde_json::from_value::<StoredRecord>(item) {
         Ok(record) => {
-            let record = MemoryRecord::from(record);
+            let record = MemoryRecord {
+                embedding,
+                ..MemoryRecord::from(record)
+            };
             check_key(&record, path, problems);
             Some(record)
         }
@@ -756,46 +804,86 @@ fn check_exceptions(fields: &mut Fields<'_, '_>, kind: Option<StoredKindName>) {
     );
 }
 
-/// An embedding's `vector`: numbers that are finite once narrowed to the `f32` a
-/// record holds (JSON's numbers are wider: `1e39` would become an infinity, which
-/// IndexedDB stores as `null`), and of unit length; as [`StoredEmbedding::check`]
-/// holds every record's. Anything else would be accepted now and read back as a
-/// different record, or compared as NaN. One problem per vector: a hostile one may
-/// hold hundreds of bad values.
+/// The most numbers an embedding may hold; MiniLM's hold 384, the largest sentence
+/// models' a few thousand. A longer vector is no embedding, whatever its length.
+pub const MAX_EMBEDDING_NUMBERS: usize = 4096;
+
+/// An embedding's `vector`, checked as [`read_vector`] reads it.
 fn check_vector(fields: &mut Fields<'_, '_>, vector: &Value) {
-    let path = fields.at("vector");
-    let Some(numbers) = vector.as_array().and_then(|items| {
-        items
-            .iter()
-            .map(Value::as_f64)
-            .collect::<Option<Vec<f64>>>()
-    }) else {
-        fields
-            .problems
-            .push(wrong_type(&path, "an array of numbers", vector));
-        return;
-    };
-    let checked = numbers
-        .iter()
-        .enumerate()
-        .map(|(index, &value)| {
-            // `as` rounds to the nearest f32, as reading the record does; a value
-            // beyond f32's range becomes an infinity, reported with the file's value.
-            let narrowed = value as f32;
-            if narrowed.is_finite() {
-                Ok(narrowed)
-            } else {
-                Err(EmbeddingError::NotFinite { index, value })
-            }
-        })
-        .collect::<Result<Vec<f32>, EmbeddingError>>()
-        .and_then(|narrowed| StoredEmbedding::check(&narrowed));
-    if let Err(problem) = checked {
-        fields.problems.push(ImportError::Invalid {
-            path,
-            detail: problem.to_string(),
+    if let Err(problem) = read_vector(vector) {
+        let path = fields.at("vector");
+        fields.problems.push(match problem {
+            VectorProblem::NotAVector => wrong_type(
+                &path,
+                "a packed vector (base64) or an array of numbers",
+                vector,
+            ),
+            VectorProblem::Invalid(detail) => ImportError::Invalid { path, detail },
         });
     }
+}
+
+/// Why a `vector` is no embedding.
+enum VectorProblem {
+    /// Neither a string nor an array of numbers.
+    NotAVector,
+    /// What is wrong with it, completing a sentence whose subject is the vector.
+    Invalid(String),
+}
+
+/// An embedding's `vector`, packed (version 2, [`crate::packed_vector`]) or an array
+/// of numbers (version 1): at most [`MAX_EMBEDDING_NUMBERS`] numbers, finite once
+/// narrowed to the `f32` a record holds (JSON's numbers are wider: `1e39` would become
+/// an infinity, which IndexedDB stores as `null`), and of unit length; as
+/// [`StoredEmbedding::check`] holds every record's. Anything else would be accepted now
+/// and read back as a different record, or compared as NaN. One problem per vector: a
+/// hostile one may hold hundreds of bad values.
+fn read_vector(vector: &Value) -> Result<Vec<f32>, VectorProblem> {
+    let numbers = match vector {
+        Value::String(packed) => {
+            unpack_vector(packed).map_err(|e| VectorProblem::Invalid(e.to_string()))?
+        }
+        Value::Array(items) => {
+            let wide = items
+                .iter()
+                .map(Value::as_f64)
+                .collect::<Option<Vec<f64>>>()
+                .ok_or(VectorProblem::NotAVector)?;
+            wide.iter()
+                .enumerate()
+                .map(|(index, &value)| {
+                    // `as` rounds to the nearest f32, as reading the record does; a value
+                    // beyond f32's range becomes an infinity, reported with the file's value.
+                    let narrowed = value as f32;
+                    if narrowed.is_finite() {
+                        Ok(narrowed)
+                    } else {
+                        Err(VectorProblem::Invalid(
+                            EmbeddingError::NotFinite { index, value }.to_string(),
+                        ))
+                    }
+                })
+                .collect::<Result<Vec<f32>, VectorProblem>>()?
+        }
+        _ => return Err(VectorProblem::NotAVector),
+    };
+    if numbers.len() > MAX_EMBEDDING_NUMBERS {
+        return Err(VectorProblem::Invalid(format!(
+            "holds {} numbers; an embedding holds at most {MAX_EMBEDDING_NUMBERS}",
+            numbers.len()
+        )));
+    }
+    StoredEmbedding::check(&numbers).map_err(|e| VectorProblem::Invalid(e.to_string()))?;
+    Ok(numbers)
+}
+
+/// How many bytes of a record's text are its packed vector, which
+/// [`MAX_IMPORT_BYTES`] does not count.
+fn packed_vector_len(item: &Value) -> usize {
+    item.get("embedding")
+        .and_then(|embedding| embedding.get("vector"))
+        .and_then(Value::as_str)
+        .map_or(0, str::len)
 }
 
 /// `applies_to`, when present: a clarification's patterns under the scope `always`,
@@ -867,7 +955,11 @@ fn check_strings(value: &Value, path: &str, problems: &mut Problems) {
             }
         }
         Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
+            // Numbers hold no text: no path is made for each of a vector's hundreds.
+            let texts = items.iter().enumerate().filter(|(_, item)| {
+                !matches!(item, Value::Null | Value::Bool(_) | Value::Number(_))
+            });
+            for (i, item) in texts {
                 check_strings(item, &format!("{path}[{i}]"), problems);
             }
         }

@@ -14,6 +14,7 @@ pub mod memory;
 pub mod memory_key;
 pub mod memory_query;
 pub mod name_table;
+pub mod packed_vector;
 pub mod prompt;
 pub mod prompt_breakdown;
 pub mod record;

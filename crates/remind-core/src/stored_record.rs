@@ -54,7 +54,13 @@ pub struct StoredRecord {
     /// Read as absent when a value of the vector is `null`: JSON (and so IndexedDB,
     /// through `JSON.parse`) turns an infinity into `null`, and an embedding is
     /// recomputable, so the lesson must not become unreadable for its sake.
-    #[serde(default, deserialize_with = "vector_unless_nulls")]
+    /// Left out when there is none (an export then carries its own packed form, see
+    /// [`crate::export::ExportedRecord`]).
+    #[serde(
+        default,
+        deserialize_with = "vector_unless_nulls",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub embedding: Option<StoredVector>,
 }
 
