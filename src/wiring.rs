@@ -15,7 +15,7 @@ use crate::adapters::tab_broadcast::TabBroadcast;
 use crate::adapters::worker_embedder::{ModelFiles, WorkerEmbedder};
 use remind_app::announced_store::AnnouncedStore;
 use remind_app::conversation::ConversationKeeper;
-use remind_app::ports::EmbedderStatus;
+use remind_app::ports::{EmbedderStatus, WriteProgress};
 use remind_app::session::{Ports, Session};
 
 pub type PageStore = AnnouncedStore<IdbStore, TabBroadcast>;
@@ -39,8 +39,12 @@ fn embedder_model_id() -> String {
 }
 
 /// The page's session. The embedder worker starts loading the model once the session
-/// has shown the memory (`Session::load`); `on_embedder_status` hears its progress.
-pub fn page_session(on_embedder_status: impl Fn(&EmbedderStatus) + 'static) -> Rc<PageSession> {
+/// has shown the memory (`Session::load`); `on_embedder_status` hears its progress, and
+/// `on_write_progress` how far a large write to the memory (an import) has come.
+pub fn page_session(
+    on_embedder_status: impl Fn(&EmbedderStatus) + 'static,
+    on_write_progress: impl Fn(WriteProgress) + 'static,
+) -> Rc<PageSession> {
     // Trunk puts the worker and the model files (index.html) next to the page.
     let files = ModelFiles {
         worker_script: "./remind-embedder_loader.js".into(),
@@ -51,7 +55,7 @@ pub fn page_session(on_embedder_status: impl Fn(&EmbedderStatus) + 'static) -> R
     };
     Rc::new(Session::new(Ports {
         store: AnnouncedStore {
-            store: IdbStore,
+            store: IdbStore::reporting_progress(on_write_progress),
             feed: TabBroadcast,
         },
         llm: HttpLanguageModel::default(),

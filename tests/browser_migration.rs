@@ -165,7 +165,7 @@ async fn a_version_2_database_is_migrated_keeping_every_record_and_every_unreada
     ))
     .await;
 
-    let stored = IdbStore
+    let stored = IdbStore::default()
         .load_all()
         .await
         .expect("the migrated database reads");
@@ -203,7 +203,7 @@ async fn a_version_2_database_is_migrated_keeping_every_record_and_every_unreada
     // Writes after the migration: a count on two records, read and written alone,
     // then an embedding stored where the infinity was.
     let ids = [embedded.id.clone(), infinite.id.clone()];
-    IdbStore
+    IdbStore::default()
         .transact_records(&ids, |records| {
             assert_eq!(records.len(), 2, "just the named records are read");
             let memory = FeedbackMemory::from_records(records);
@@ -216,7 +216,7 @@ async fn a_version_2_database_is_migrated_keeping_every_record_and_every_unreada
         .await
         .expect("the count commits");
     let embedding = StoredEmbedding::new("minilm", vec![0.6, -0.8]).unwrap();
-    IdbStore
+    IdbStore::default()
         .transact_records(std::slice::from_ref(&infinite.id), |records| {
             let mut record = records[0].clone();
             record.embedding = Some(embedding.clone());
@@ -224,7 +224,7 @@ async fn a_version_2_database_is_migrated_keeping_every_record_and_every_unreada
         })
         .await
         .expect("the embedding commits");
-    let again = IdbStore.load_all().await.unwrap();
+    let again = IdbStore::default().load_all().await.unwrap();
     let counted = &again.records[0];
     assert_eq!(counted.stats.times_applied, 1);
     assert_eq!(
@@ -245,7 +245,7 @@ async fn a_version_2_database_is_migrated_keeping_every_record_and_every_unreada
     // A targeted write over the unreadable row is refused like any other.
     let mut over = embedded.clone();
     over.id = RecordId("d-unreadable".into());
-    let refused = IdbStore
+    let refused = IdbStore::default()
         .transact_records(std::slice::from_ref(&over.id), |_| {
             StoreChange::put(vec![over.clone()])
         })
@@ -284,7 +284,7 @@ async fn a_version_3_database_has_its_embeddings_moved_apart_bit_for_bit() {
     )
     .await;
 
-    let stored = IdbStore
+    let stored = IdbStore::default()
         .load_all()
         .await
         .expect("the migrated database reads");
@@ -304,17 +304,17 @@ async fn a_version_3_database_has_its_embeddings_moved_apart_bit_for_bit() {
     assert_eq!(stored.unreadable.len(), 1);
 
     // The records alone, then the embeddings: what a reload shows first, and then.
-    let shown_first = IdbStore.load_all_but_embeddings().await.unwrap();
+    let shown_first = IdbStore::default().load_all_but_embeddings().await.unwrap();
     assert!(shown_first.records.iter().all(|r| r.embedding.is_none()));
     assert_eq!(shown_first.records.len(), 2);
-    let apart = IdbStore.load_embeddings().await.unwrap();
+    let apart = IdbStore::default().load_embeddings().await.unwrap();
     assert_eq!(apart.len(), 1);
     assert_eq!(apart[0].0, embedded.id);
     assert_eq!(bits(&apart[0].1.vector), bits(&vector));
 
     // Forgetting the record forgets its embedding; putting it back without one
     // leaves none behind.
-    IdbStore
+    IdbStore::default()
         .commit(&[], std::slice::from_ref(&embedded.id))
         .await
         .unwrap();
@@ -322,8 +322,11 @@ async fn a_version_3_database_has_its_embeddings_moved_apart_bit_for_bit() {
     assert!(apart.is_undefined(), "erased with its record");
     let mut bare = embedded.clone();
     bare.embedding = None;
-    IdbStore.write(&[embedded.clone()]).await.unwrap();
-    IdbStore.write(&[bare]).await.unwrap();
+    IdbStore::default()
+        .write(&[embedded.clone()])
+        .await
+        .unwrap();
+    IdbStore::default().write(&[bare]).await.unwrap();
     let (_, apart, _) = raw_row("a-embedded").await;
     assert!(
         apart.is_undefined(),
@@ -335,10 +338,13 @@ async fn a_version_3_database_has_its_embeddings_moved_apart_bit_for_bit() {
 async fn a_targeted_change_sees_the_record_as_another_write_left_it() {
     version_2_database_with("[]").await;
     let lesson = lesson("e-counted", "What is unlike < hot > ?");
-    IdbStore.write(std::slice::from_ref(&lesson)).await.unwrap();
+    IdbStore::default()
+        .write(std::slice::from_ref(&lesson))
+        .await
+        .unwrap();
     // Another tab counts it three times, reading everything as before.
     for _ in 0..3 {
-        IdbStore
+        IdbStore::default()
             .transact(|records| {
                 let memory = FeedbackMemory::from_records(records);
                 StoreChange::put(memory.plan_applied(&lesson.id).into_iter().collect())
@@ -348,7 +354,7 @@ async fn a_targeted_change_sees_the_record_as_another_write_left_it() {
     }
     // Concurrent targeted counts: none may write back a copy another has outdated.
     let counts = (0..10).map(|_| async {
-        IdbStore
+        IdbStore::default()
             .transact_records(std::slice::from_ref(&lesson.id), |records| {
                 let memory = FeedbackMemory::from_records(records);
                 StoreChange::put(memory.plan_applied(&lesson.id).into_iter().collect())
@@ -358,6 +364,6 @@ async fn a_targeted_change_sees_the_record_as_another_write_left_it() {
     for outcome in futures::future::join_all(counts).await {
         outcome.expect("each count commits");
     }
-    let stored = IdbStore.load().await.unwrap();
+    let stored = IdbStore::default().load().await.unwrap();
     assert_eq!(stored[0].stats.times_applied, 13);
 }

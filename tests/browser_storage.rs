@@ -14,7 +14,7 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 #[wasm_bindgen_test]
 async fn a_committed_write_is_read_back_by_a_new_connection() {
-    let store = IdbStore;
+    let store = IdbStore::default();
     let id = format!("browser-test-{}", js_sys::Date::now());
     let written = FeedbackMemory::default().plan_write(
         Lesson::user_clarification(
@@ -39,7 +39,7 @@ async fn a_committed_write_is_read_back_by_a_new_connection() {
 
 #[wasm_bindgen_test]
 async fn a_superseding_write_stores_both_records_in_one_transaction() {
-    let store = IdbStore;
+    let store = IdbStore::default();
     let stamp = js_sys::Date::now();
     let mut memory = FeedbackMemory::default();
     let first = memory.plan_write(
@@ -90,7 +90,7 @@ fn settings_survive_in_local_storage() {
 #[wasm_bindgen_test]
 async fn the_turn_log_is_appended_in_order_and_read_back() {
     use remind_core::learning_curve::{TurnEvent, TurnEventKind, TurnId};
-    let store = IdbStore;
+    let store = IdbStore::default();
     let turn = TurnId(format!("browser-turn-{}", js_sys::Date::now()));
     let events = [
         TurnEvent {
@@ -125,7 +125,7 @@ async fn the_turn_log_is_appended_in_order_and_read_back() {
 
 #[wasm_bindgen_test]
 async fn a_simulated_full_disk_aborts_the_real_transaction_and_stores_nothing() {
-    let store = IdbStore;
+    let store = IdbStore::default();
     let id = format!("quota-test-{}", js_sys::Date::now());
     let written = FeedbackMemory::default().plan_write(
         Lesson::user_clarification("What is like < quota > ?", "I want a synonym"),
@@ -169,14 +169,14 @@ async fn stored_lesson(store: &IdbStore, label: &str) -> remind_core::record::Me
 #[wasm_bindgen_test]
 async fn twenty_concurrent_read_modify_writes_lose_no_update() {
     use remind_app::ports::StoreChange;
-    let store = IdbStore;
+    let store = IdbStore::default();
     let lesson = stored_lesson(&store, "counted").await;
     // Each change reads the count and writes it plus one; were the read and the write
     // two transactions, concurrent changes would read the same count and lose updates.
     let changes = (0..20).map(|_| {
         let id = lesson.id.clone();
         async move {
-            IdbStore
+            IdbStore::default()
                 .transact(|records| {
                     let memory = FeedbackMemory::from_records(records);
                     StoreChange::put(memory.plan_applied(&id).into_iter().collect())
@@ -216,7 +216,7 @@ async fn put_raw_row(json: &str) {
 
 #[wasm_bindgen_test]
 async fn a_row_this_remind_cannot_read_is_set_aside_and_never_overwritten() {
-    let store = IdbStore;
+    let store = IdbStore::default();
     let good = stored_lesson(&store, "beside-unreadable").await;
     let id = format!("newer-{}", js_sys::Date::now());
     put_raw_row(&format!(

@@ -25,7 +25,7 @@ use web_sys::{
 };
 
 use crate::adapters::leave_guard::WriteInFlight;
-use remind_app::ports::{MemoryStore, StoreChange, StoreError};
+use remind_app::ports::{MemoryStore, StoreChange, StoreError, WriteProgress};
 use remind_core::learning_curve::TurnEvent;
 use remind_core::record::{MemoryRecord, RecordId};
 use remind_core::stored_record::{StoredVector, record_to_json_and_vector};
@@ -48,7 +48,20 @@ const BLOCKED_UPGRADE_TIMEOUT_MS: i32 = 3000;
 const OPEN_TIMEOUT_MS: i32 = 10_000;
 
 #[derive(Clone, Default)]
-pub struct IdbStore;
+pub struct IdbStore {
+    /// Hears how far a write of more than one batch of puts has come.
+    on_progress: Option<Rc<dyn Fn(WriteProgress)>>,
+}
+
+impl IdbStore {
+    /// The store, telling `on_progress` how far each write of more than
+    /// [`PUTS_PER_BATCH`] records has come, after each batch.
+    pub fn reporting_progress(on_progress: impl Fn(WriteProgress) + 'static) -> Self {
+        IdbStore {
+            on_progress: Some(Rc::new(on_progress)),
+        }
+    }
+}
 
 impl MemoryStore for IdbStore {
     async fn load_all(&self) -> Result<StoredMemory, StoreError> {
@@ -78,7 +91,7 @@ impl MemoryStore for IdbStore {
     ) -> Result<(), StoreError> {
         let _leaving_warns = WriteInFlight::begin();
         let db = open().await?;
-        let outcome = transact_in(&db, plan).await;
+        let outcome = transact_in(&db, plan, self.on_progress.as_deref()).await;
         db.close();
         outcome
     }
@@ -90,7 +103,7 @@ impl MemoryStore for IdbStore {
     ) -> Result<(), StoreError> {
         let _leaving_warns = WriteInFlight::begin();
         let db = open().await?;
-        let outcome = transact_records_in(&db, ids, plan).await;
+        let outcome = transact_records_in(&db, ids, plan, self.on_progress.as_deref()).await;
         db.close();
         outcome
     }
@@ -284,6 +297,7 @@ async fn read_all_embeddings(
 async fn transact_in(
     db: &IdbDatabase,
     plan: impl FnOnce(Vec<MemoryRecord>) -> StoreChange,
+    on_progress: Option<&dyn Fn(WriteProgress)>,
 ) -> Result<(), StoreError> {
     let tx = readwrite(db).map_err(|e| failed("starting the save", e))?;
     let done = committed(&tx);
@@ -296,7 +310,15 @@ async fn transact_in(
         }
     };
     let change = plan(stored.records.clone());
-    write_planned(&tx, done, (&records, &embeddings), &stored, &change).await
+    write_planned(
+        &tx,
+        done,
+        (&records, &embeddings),
+        &stored,
+        &change,
+        on_progress,
+    )
+    .await
 }
 
 /// The read, the plan and the write of a change to the records `ids` alone, in one
@@ -307,6 +329,7 @@ async fn transact_records_in(
     db: &IdbDatabase,
     ids: &[RecordId],
     plan: impl FnOnce(Vec<MemoryRecord>) -> StoreChange,
+    on_progress: Option<&dyn Fn(WriteProgress)>,
 ) -> Result<(), StoreError> {
     let tx = readwrite(db).map_err(|e| failed("starting the save", e))?;
     let done = committed(&tx);
@@ -323,7 +346,15 @@ async fn transact_records_in(
         let _ = tx.abort();
         return Err(StoreChange::reaching_further());
     }
-    write_planned(&tx, done, (&records, &embeddings), &stored, &change).await
+    write_planned(
+        &tx,
+        done,
+        (&records, &embeddings),
+        &stored,
+        &change,
+        on_progress,
+    )
+    .await
 }
 
 /// The rows of `ids` the records store holds (an id it does not hold is left out),
@@ -365,6 +396,7 @@ async fn write_planned(
     stores: (&IdbObjectStore, &IdbObjectStore),
     stored: &StoredMemory,
     change: &StoreChange,
+    on_progress: Option<&dyn Fn(WriteProgress)>,
 ) -> Result<(), StoreError> {
     if change.is_empty() {
         // A read-only outcome (a refusal, nothing to count): let the transaction end.
@@ -376,7 +408,7 @@ async fn write_planned(
             id: row.key.clone(),
         });
     }
-    if let Err(e) = write_change(stores, change, stored).await {
+    if let Err(e) = write_change(stores, change, stored, on_progress).await {
         let _ = tx.abort();
         let _ = done.await;
         return Err(e);
@@ -408,11 +440,22 @@ const PUTS_PER_BATCH: usize = 250;
 /// `stored` (what the change was planned on, read with the embeddings), as putting a
 /// whole row did before the two were apart. Only those are deleted: an import of
 /// thousands of new records issues no deletion for each.
+///
+/// A write of more than one batch tells `on_progress` how many puts have succeeded
+/// each time a batch is done.
 async fn write_change(
     (records, embeddings): (&IdbObjectStore, &IdbObjectStore),
     change: &StoreChange,
     stored: &StoredMemory,
+    on_progress: Option<&dyn Fn(WriteProgress)>,
 ) -> Result<(), StoreError> {
+    let total = change.put.len();
+    let report = |written| {
+        if let Some(on_progress) = on_progress.filter(|_| total > PUTS_PER_BATCH) {
+            on_progress(WriteProgress { written, total });
+        }
+    };
+    let mut written = 0;
     let had_embedding: HashSet<&RecordId> = stored
         .records
         .iter()
@@ -426,7 +469,7 @@ async fn write_change(
     }
     // Two batches in flight: the next is issued as soon as the one before the last
     // has been written, so IndexedDB always has puts queued while the page encodes more.
-    let mut in_flight: Option<JsFuture> = None;
+    let mut in_flight: Option<(JsFuture, usize)> = None;
     for batch in change.put.chunks(PUTS_PER_BATCH) {
         let mut last = None;
         for (record, (row, embedding)) in batch.iter().zip(rows_of(batch)?) {
@@ -439,14 +482,17 @@ async fn write_change(
             .map_err(|e| failed("saving", e))?;
             last = Some(records.put(&row).map_err(|e| failed("saving", e))?);
         }
-        let issued = last.map(|last| settle(&last));
-        if let Some(previous) = in_flight.take() {
+        let issued = last.map(|last| (settle(&last), batch.len()));
+        if let Some((previous, puts)) = in_flight.take() {
             previous.await.map_err(|e| failed("saving", e))?;
+            written += puts;
+            report(written);
         }
         in_flight = issued;
     }
-    if let Some(last) = in_flight {
+    if let Some((last, puts)) = in_flight {
         last.await.map_err(|e| failed("saving", e))?;
+        report(written + puts);
     }
     Ok(())
 }

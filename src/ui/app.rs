@@ -21,9 +21,18 @@ use remind_app::ports::EmbedderStatus;
 #[component]
 pub fn App() -> impl IntoView {
     let embedder_status = RwSignal::new(EmbedderStatus::Off);
-    let session = page_session(move |status| embedder_status.set(status.clone()));
+    let write_progress = RwSignal::new(None);
+    let session = page_session(
+        move |status| embedder_status.set(status.clone()),
+        move |progress| write_progress.set(Some(progress)),
+    );
     embedder_status.set(session.embedder_status());
-    let page = PageContext::new(session, page_conversations(), embedder_status);
+    let page = PageContext::new(
+        session,
+        page_conversations(),
+        embedder_status,
+        write_progress,
+    );
     provide_context(page);
     page.show_kept_conversation();
     listen_for_shortcuts(page);

@@ -12,7 +12,7 @@ use crate::ui::yield_to_browser::yield_to_browser;
 use crate::wiring::{PageConversations, PageSession};
 use remind_app::ask::Turn;
 use remind_app::conversation::{ConversationError, Conversations, SavedTurn};
-use remind_app::ports::{EmbedderStatus, ReplyStream, StopSignal};
+use remind_app::ports::{EmbedderStatus, ReplyStream, StopSignal, WriteProgress};
 use remind_app::question_embedding::LessonsEmbedded;
 use remind_app::session::AskMode;
 use remind_core::memory::FeedbackMemory;
@@ -87,6 +87,9 @@ pub struct PageContext {
     pub memory_notice: RwSignal<Option<Notice>>,
     /// Where the embedding model stands, as the embedder last reported.
     pub embedder_status: RwSignal<EmbedderStatus>,
+    /// How far the store's last large write (an import) has come, as it last reported;
+    /// `None` until one reports. A view that starts a write clears it first.
+    pub write_progress: RwSignal<Option<WriteProgress>>,
     /// The lesson a chip under an answer asked the memory browser to show.
     pub shown_lesson: RwSignal<Option<RecordId>>,
     /// The background embedding of lessons that lack an embedding (after an import or
@@ -143,6 +146,7 @@ impl PageContext {
         session: Rc<PageSession>,
         conversations: Rc<PageConversations>,
         embedder_status: RwSignal<EmbedderStatus>,
+        write_progress: RwSignal<Option<WriteProgress>>,
     ) -> Self {
         let memory = RwSignal::new(session.memory());
         let memory_read = RwSignal::new(false);
@@ -176,6 +180,7 @@ impl PageContext {
             memory_error: RwSignal::new(None),
             memory_notice: RwSignal::new(None),
             embedder_status,
+            write_progress,
             shown_lesson: RwSignal::new(None),
             background_embedding: RwSignal::new(BackgroundEmbedding::Idle),
         }

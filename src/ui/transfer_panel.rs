@@ -29,6 +29,8 @@ pub fn TransferPanel() -> impl IntoView {
     let pending = RwSignal::new(None::<Arc<PendingImport>>);
     // What the import is doing now ("Checking 3 000 of 11 500 records…"), if anything.
     let progress = RwSignal::new(None::<String>);
+    // Whether the chosen import is being written; the store then says how far it came.
+    let writing = RwSignal::new(false);
 
     // Embeddings are left out unless asked for: they triple the file, and an importer
     // recomputes them with whichever model it runs (a lesson is matched by wording
@@ -76,6 +78,8 @@ pub fn TransferPanel() -> impl IntoView {
             "Writing {} records…",
             grouped(chosen.document.records.len())
         )));
+        page.write_progress.set(None);
+        writing.set(true);
         spawn_local(async move {
             // Let the browser show "Writing…" before the store call takes the thread.
             yield_to_browser().await;
@@ -84,6 +88,7 @@ pub fn TransferPanel() -> impl IntoView {
                 .apply_import_paced(&chosen, mode, yield_to_browser)
                 .await;
             progress.set(None);
+            writing.set(false);
             let written = outcome.is_ok();
             page.report(outcome, |plan| import_report(&plan));
             if written {
@@ -104,6 +109,19 @@ pub fn TransferPanel() -> impl IntoView {
             .get()
             .map(|p| view! { <ImportPreviewView pending=p/> })
     };
+    let progress_text = move || {
+        let stored = page.write_progress.get().filter(|_| writing.get());
+        match stored {
+            Some(p) if p.written < p.total => format!(
+                "Writing {} of {} records…",
+                grouped(p.written),
+                grouped(p.total)
+            ),
+            // Every put is done; the transaction is committing them to disk.
+            Some(p) => format!("Saving {} records…", grouped(p.total)),
+            None => progress.get().unwrap_or_default(),
+        }
+    };
 
     view! {
         <details class="transfer" id="transfer">
@@ -122,7 +140,7 @@ pub fn TransferPanel() -> impl IntoView {
                 <input id="import-file" type="file" accept=".json,application/json" on:change=on_pick/>
             </div>
             <p class="status" id="import-progress" role="status" aria-live="polite">
-                {move || progress.get().unwrap_or_default()}
+                {progress_text}
             </p>
             {preview}
             <Show when=has_pending>

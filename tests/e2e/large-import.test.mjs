@@ -62,6 +62,14 @@ test('a merge of 11 500 lessons shows its progress and stores every record, as t
     await waitForText(page, '#memory-notice', `Merged: ${LESSONS} records written`, 120_000);
     const seenWriting = await page.evaluate(() => window.__importProgress);
     assert.ok(seenWriting.includes('Writing 11 500 records…'), `writing was shown: ${JSON.stringify(seenWriting.slice(-3))}`);
+    // The store's running count, batch by batch, then the commit.
+    const counts = seenWriting
+      .map((t) => /^Writing ([\d ]+) of 11 500 records…$/.exec(t)?.[1].replace(/ /g, ''))
+      .filter(Boolean)
+      .map(Number);
+    assert.ok(counts.length >= 2 && counts.every((n) => n > 0 && n < LESSONS), `a running count was shown: ${JSON.stringify(counts)}`);
+    assert.deepEqual(counts, [...counts].sort((a, b) => a - b), 'the count only grows');
+    assert.ok(seenWriting.includes('Saving 11 500 records…'), `the commit was shown: ${JSON.stringify(seenWriting.slice(-3))}`);
     await waitForMemoryCount(page, LESSONS, 60_000);
 
     const rows = await storedLessons(page);

@@ -298,6 +298,15 @@ pub trait SettingsStore {
 /// both see it without the tract crate depending on the application layer.
 pub use remind_core::sentence_embedding::{EmbedError, Embedder};
 
+/// How far a store's write of many records (an import) has come: the records it has
+/// written so far, of all the write holds. None of them is saved until the whole write
+/// commits; this only says how much of the work is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteProgress {
+    pub written: usize,
+    pub total: usize,
+}
+
 /// Where the page's embedding model stands; semantic retrieval runs only when `Ready`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum EmbedderStatus {
