@@ -152,9 +152,10 @@ async fn a_version_2_database_is_migrated_keeping_every_record_and_every_unreada
         record_to_json(&example).unwrap(),
     );
     // An infinity was stored as `null`: the row reads, without its embedding.
-    let infinite_json = record_to_json(&infinite).unwrap().replace(
-        "\"embedding\":null",
-        "\"embedding\":{\"model\":\"minilm\",\"vector\":[null,0.6,0.8]}",
+    let bare = record_to_json(&infinite).unwrap();
+    let infinite_json = format!(
+        "{},\"embedding\":{{\"model\":\"minilm\",\"vector\":[null,0.6,0.8]}}}}",
+        bare.strip_suffix('}').unwrap()
     );
     // A newer Remind's state: unreadable, and its numbers must stay numbers.
     let unreadable_json = embedded_json

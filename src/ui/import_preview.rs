@@ -8,7 +8,9 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 
-use remind_app::transfer::PendingImport;
+use crate::ui::page_context::use_page;
+use remind_app::ports::EmbedderStatus;
+use remind_app::transfer::{FileEmbeddings, PendingImport};
 use remind_core::import_plan::{ImportPreview, KeyPreview, KeyStatus};
 
 /// Rows of the table drawn; the summary above it counts all keys.
@@ -42,6 +44,44 @@ fn summary(preview: &ImportPreview) -> String {
     )
 }
 
+/// What becomes of the file's embeddings here, as far as the model this page runs is
+/// known: those of its model are used as they are, any others computed again.
+fn embeddings_note(embeddings: &FileEmbeddings, status: &EmbedderStatus) -> String {
+    let carried = embeddings.carried();
+    if carried == 0 {
+        return "The file carries no embeddings: they are computed here after the import, \
+                and its lessons are matched by wording until then."
+            .to_string();
+    }
+    let models = || {
+        let names: Vec<&str> = embeddings.by_model.keys().map(String::as_str).collect();
+        names.join(", ")
+    };
+    let EmbedderStatus::Ready { model_id, .. } = status else {
+        return format!(
+            "{carried} of the file's {} records carry an embedding ({}); they are used as they are if the model this page loads is the same.",
+            embeddings.records,
+            models()
+        );
+    };
+    let usable = embeddings.of_model(model_id);
+    let others = carried - usable;
+    match (usable, others) {
+        (_, 0) => format!(
+            "{usable} of the file's {} records carry an embedding from this page's model: they are used as they are.",
+            embeddings.records
+        ),
+        (0, _) => format!(
+            "The file's embeddings ({carried}) are from another model ({}): this page computes its own after the import.",
+            models()
+        ),
+        _ => format!(
+            "{usable} of the file's {} records carry an embedding from this page's model, used as they are; {others} from another model are computed again here.",
+            embeddings.records
+        ),
+    }
+}
+
 fn existing_text(line: &KeyPreview) -> String {
     line.existing
         .as_ref()
@@ -53,6 +93,12 @@ pub fn ImportPreviewView(pending: Arc<PendingImport>) -> impl IntoView {
     // Shared, not copied: a preview of thousands of keys is drawn from it in part.
     let preview = &pending.preview;
     let summary = summary(preview);
+    let page = use_page();
+    let embeddings = FileEmbeddings::of(&pending.document);
+    let embeddings_note = move || {
+        page.embedder_status
+            .with(|status| embeddings_note(&embeddings, status))
+    };
     // A reused id is why a key is a conflict: say so, since merging keeps the lesson
     // here and replacing writes the file's record over it.
     let reused = preview
@@ -84,6 +130,7 @@ pub fn ImportPreviewView(pending: Arc<PendingImport>) -> impl IntoView {
     view! {
         <div class="import-preview" id="import-preview">
             <p id="import-summary">{summary}</p>
+            <p class="status" id="import-embeddings">{embeddings_note}</p>
             <table>
                 <thead>
                     <tr><th>"Question"</th><th>"Status"</th><th>"In the file"</th><th>"Here"</th></tr>

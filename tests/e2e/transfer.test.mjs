@@ -52,6 +52,7 @@ test('a memory exported from one profile applies after import into a fresh one',
     await page.setInputFiles('#import-file', exported);
     await page.locator('#import-preview').waitFor();
     assert.match(await page.locator('#import-summary').textContent(), /^1 new/);
+    assert.match(await page.locator('#import-embeddings').textContent(), /^The file carries no embeddings/);
     await waitForMemoryCount(page, 0); // a preview writes nothing
     await page.click('#import-merge');
     await waitForText(page, '#memory-notice', 'Merged: 1 records written');
@@ -91,6 +92,14 @@ test('a memory exported with its embeddings brings them into a browser that cann
     await page.check('#export-embeddings');
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-button')]);
     await download.saveAs(exported);
+    // Back into the browser that made it: the same model, so they would be used.
+    await page.setInputFiles('#import-file', exported);
+    await page.locator('#import-preview').waitFor();
+    assert.equal(
+      await page.locator('#import-embeddings').textContent(),
+      "1 of the file's 1 records carry an embedding from this page's model: they are used as they are.",
+    );
+    await page.click('#import-cancel');
   } finally {
     await first.close().catch(() => {});
   }
@@ -109,6 +118,10 @@ test('a memory exported with its embeddings brings them into a browser that cann
     await openTransfer(page);
     await page.setInputFiles('#import-file', exported);
     await page.locator('#import-merge').waitFor();
+    assert.equal(
+      await page.locator('#import-embeddings').textContent(),
+      `1 of the file's 1 records carry an embedding (${embedding.model}); they are used as they are if the model this page loads is the same.`,
+    );
     await page.click('#import-merge');
     await waitForText(page, '#memory-notice', 'Merged: 1 records written');
     await waitForEmbedded(page, 1);

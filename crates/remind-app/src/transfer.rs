@@ -13,6 +13,7 @@
 //! page yields to the browser there (and shows how far the check has come), so a
 //! large file never freezes it.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 
 use thiserror::Error;
@@ -45,6 +46,39 @@ pub enum TransferError {
 pub struct PendingImport {
     pub document: ImportedFile,
     pub preview: ImportPreview,
+}
+
+/// The embeddings a file carries, by the model that made them: a browser running that
+/// model uses them as they are, any other computes its own.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileEmbeddings {
+    /// The file's records.
+    pub records: usize,
+    /// How many records carry an embedding of each model, by model name.
+    pub by_model: BTreeMap<String, usize>,
+}
+
+impl FileEmbeddings {
+    pub fn of(file: &ImportedFile) -> Self {
+        let mut by_model = BTreeMap::new();
+        for embedding in file.records.iter().filter_map(|r| r.embedding.as_ref()) {
+            *by_model.entry(embedding.model().to_string()).or_default() += 1;
+        }
+        FileEmbeddings {
+            records: file.records.len(),
+            by_model,
+        }
+    }
+
+    /// How many records carry an embedding at all.
+    pub fn carried(&self) -> usize {
+        self.by_model.values().sum()
+    }
+
+    /// How many carry one of `model`, which an importer running it uses as it is.
+    pub fn of_model(&self, model: &str) -> usize {
+        self.by_model.get(model).copied().unwrap_or(0)
+    }
 }
 
 /// The JSON text of the whole stored memory, history included.
@@ -178,4 +212,47 @@ fn same_records(now: &ImportPreview, seen: &ImportPreview) -> bool {
         (keys, preview.only_here.clone())
     };
     identity(now) == identity(seen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use remind_core::memory::Lesson;
+    use remind_core::record::{RecordId, StoredEmbedding};
+
+    fn record(id: &str, model: Option<&str>) -> MemoryRecord {
+        let mut memory = FeedbackMemory::default();
+        let question = format!("What is like < {id} > in {id}?");
+        let mut record = memory
+            .plan_write(
+                Lesson::user_clarification(&question, "a synonym"),
+                RecordId(id.into()),
+                Timestamp(1),
+            )
+            .current;
+        record.embedding = model.map(|m| StoredEmbedding::new(m, vec![0.6, 0.8]).unwrap());
+        memory.upsert(record.clone());
+        record
+    }
+
+    #[test]
+    fn a_files_embeddings_are_counted_by_the_model_that_made_them() {
+        let file = ImportedFile {
+            version: 2,
+            exported_at: Timestamp(2),
+            app_version: "t".into(),
+            records: vec![
+                record("a", Some("minilm")),
+                record("b", Some("minilm")),
+                record("c", Some("other")),
+                record("d", None),
+            ],
+        };
+        let embeddings = FileEmbeddings::of(&file);
+        assert_eq!(embeddings.records, 4);
+        assert_eq!(embeddings.carried(), 3);
+        assert_eq!(embeddings.of_model("minilm"), 2);
+        assert_eq!(embeddings.of_model("other"), 1);
+        assert_eq!(embeddings.of_model("absent"), 0);
+    }
 }
