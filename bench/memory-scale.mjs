@@ -5,8 +5,8 @@
 // --import-embeddings imports a file that carries an embedding of the page's model for
 // every lesson (an export made "with the embeddings"), so nothing is embedded after it.
 //
-// --profile DIR writes Chromium CPU profiles (DevTools' .cpuprofile) of the import, the
-// reload and the last question, per size, into DIR; `node bench/profile-summary.mjs FILE` lists
+// --profile DIR writes Chromium CPU profiles (DevTools' .cpuprofile) of the import (with
+// --embedded, the first open), the reload and the last question, per size, into DIR; `node bench/profile-summary.mjs FILE` lists
 // where their time went.
 //
 // --embedded measures a memory whose every lesson is already embedded by the page's
@@ -83,6 +83,22 @@ async function timedAsk(page, question) {
   }, question), question);
 }
 
+/**
+ * Exports the memory with its embeddings once every lesson has one: the milliseconds
+ * from the click to the download, and the file's size.
+ */
+async function timedExport(page, lessons) {
+  await page.waitForFunction((n) => document.querySelector('#memory-count')?.dataset.embedded === String(n), lessons, { timeout: 120_000 });
+  await page.evaluate(() => { document.querySelector('#transfer').open = true; });
+  await page.check('#export-embeddings');
+  const started = Date.now();
+  const [download] = await Promise.all([page.waitForEvent('download', { timeout: 120_000 }), page.click('#export-button')]);
+  const ms = Date.now() - started;
+  const saved = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'remind-bench-export-')), 'export.json');
+  await download.saveAs(saved);
+  return { ms, bytes: fs.statSync(saved).size };
+}
+
 async function measure(site, fake, lessons) {
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'remind-bench-scale-')), 'memory.json');
   const embeddingModel = IMPORT_EMBEDDINGS ? pageModelId() : undefined;
@@ -119,7 +135,8 @@ async function measure(site, fake, lessons) {
       await waitForMemoryCount(page, lessons, 120_000);
     });
     const reloadMs = await page.evaluate(() => performance.now());
-    return { lessons, importMs, firstMs, askMs: median(overheads), reloadMs, bytes: fs.statSync(file).size };
+    const exported = IMPORT_EMBEDDINGS ? await timedExport(page, lessons) : null;
+    return { lessons, importMs, firstMs, askMs: median(overheads), reloadMs, bytes: fs.statSync(file).size, exported };
   } finally {
     await context.close().catch(() => {});
   }
@@ -177,8 +194,10 @@ async function measureEmbedded(site, fake, lessons) {
     // the database at its own version first): the favicon.
     await page.goto(`${site.url}/public/favicon.svg`);
     await seedVersion2(page, records, pageModelId());
-    await openApp(page, site.url, { embedder: ['ready'] });
-    await waitForMemoryCount(page, lessons, 300_000);
+    await profiled(page, `first-open-embedded-${lessons}`, async () => {
+      await openApp(page, site.url, { embedder: ['ready'] });
+      await waitForMemoryCount(page, lessons, 300_000);
+    });
     const firstOpenMs = await page.evaluate(() => performance.now());
     await saveSettings(page, { baseUrl: fake.baseUrl });
     const overheads = [];
@@ -222,6 +241,7 @@ try {
     const r = await measure(site, fake, lessons);
     results.push(r);
     console.log(`${lessons} lessons${ARM} (${(r.bytes / 1e6).toFixed(1)} MB file): import ${ms(r.importMs)} ms, first question after import ${ms(r.firstMs)} ms, ask overhead ${ms(r.askMs)} ms (median of ${QUESTIONS}), reload to usable ${ms(r.reloadMs)} ms`);
+    if (r.exported) console.log(`${lessons} lessons: export with the embeddings ${ms(r.exported.ms)} ms from the click to the download (${(r.exported.bytes / 1e6).toFixed(1)} MB)`);
   }
   const tenThousand = results.find((r) => r.lessons === 10_000);
   if (tenThousand) {

@@ -286,6 +286,26 @@ fn a_packed_vector_that_is_not_an_embedding_is_refused_naming_the_field() {
 }
 
 #[test]
+fn the_file_limit_holds_every_embedded_export_whose_lessons_are_within_the_lesson_limit() {
+    // The smallest record an export holds, with and without a MiniLM embedding.
+    let mut memory = FeedbackMemory::default();
+    write(&mut memory, "a?", "b", "1", 1);
+    let bare = json_of(&memory).len();
+    let mut embedded = memory.records()[0].clone();
+    let vector: Vec<f32> = (0..384).map(|i| if i == 0 { 1.0 } else { 0.0 }).collect();
+    embedded.embedding =
+        Some(StoredEmbedding::new("all-minilm-l6-v2-int8-0123456789ab", vector).unwrap());
+    memory.upsert(embedded);
+    let per_embedding = json_of(&memory).len() - bare;
+    let per_record = bare - json_of(&FeedbackMemory::default()).len();
+    let most_records = MAX_IMPORT_BYTES / per_record;
+    assert!(
+        MAX_IMPORT_BYTES + most_records * per_embedding <= MAX_IMPORT_FILE_BYTES,
+        "{most_records} records of {per_record} bytes, each embedding {per_embedding} bytes more"
+    );
+}
+
+#[test]
 fn a_file_over_the_lesson_limit_only_by_its_embeddings_imports() {
     let mut memory = FeedbackMemory::default();
     let vector: Vec<f32> = (0..384).map(|i| if i == 7 { 1.0 } else { 0.0 }).collect();

@@ -36,10 +36,12 @@ use crate::write_gate::{MAX_CLARIFICATION_CHARS, find_secret};
 /// The most a file's lessons may take, their packed embeddings aside: far above any
 /// real memory, small enough for a tab.
 pub const MAX_IMPORT_BYTES: usize = 5 * 1024 * 1024;
-/// The largest file accepted, embeddings included: [`MAX_IMPORT_BYTES`] of lessons and
-/// the 2 kB embedding of each (11 500 lessons' worth), so a file is refused before it
-/// is read only when no export could be that large.
-pub const MAX_IMPORT_FILE_BYTES: usize = 32 * 1024 * 1024;
+/// The largest file accepted, embeddings included, refused before it is read. An
+/// exported record takes at least 500 bytes, so [`MAX_IMPORT_BYTES`] of lessons are at
+/// most some 10 500 records, and their MiniLM embeddings (384 numbers, 2.2 kB packed
+/// in an indented file) add at most 23 MB: any export of a memory this Remind can
+/// import fits, with room for a model of longer vectors.
+pub const MAX_IMPORT_FILE_BYTES: usize = 64 * 1024 * 1024;
 /// Past this many problems the rest are summarised; the user fixes the first ones.
 pub const MAX_REPORTED_PROBLEMS: usize = 50;
 
