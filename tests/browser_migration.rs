@@ -368,3 +368,59 @@ async fn a_targeted_change_sees_the_record_as_another_write_left_it() {
     let stored = IdbStore::default().load().await.unwrap();
     assert_eq!(stored[0].stats.times_applied, 13);
 }
+
+#[wasm_bindgen_test]
+async fn a_version_2_database_larger_than_a_migration_step_is_migrated_whole() {
+    // 700 rows, three steps of the migration: every fifth unreadable (a newer
+    // Remind's state), every seventh holding a `null` (a stored infinity), and the
+    // unreadable ones of the last step at its very end, so a step may move nothing.
+    let vector = awkward_unit_vector();
+    let numbers: Vec<String> = vector.iter().map(|x| format!("{x:e}")).collect();
+    let numbers = numbers.join(",");
+    let mut rows = Vec::new();
+    let mut readable = Vec::new();
+    for i in 0..700 {
+        let record = lesson(&format!("r{i:03}"), &format!("What is like < word{i} > ?"));
+        let json = record_to_json(&record).unwrap();
+        let json = json.strip_suffix('}').unwrap();
+        let (state, vector) = match i {
+            _ if i % 5 == 0 || i >= 690 => ("archived", numbers.clone()),
+            _ if i % 7 == 0 => ("current", format!("null,{numbers}")),
+            _ => ("current", numbers.clone()),
+        };
+        let json = json.replace("\"current\"", &format!("\"{state}\""));
+        rows.push(format!(
+            "{json},\"embedding\":{{\"model\":\"minilm\",\"vector\":[{vector}]}}}}"
+        ));
+        if state == "current" {
+            readable.push((record, i % 7 != 0));
+        }
+    }
+    version_2_database_with(&format!("[{}]", rows.join(","))).await;
+
+    let stored = IdbStore::default()
+        .load_all()
+        .await
+        .expect("the migrated database reads");
+    assert_eq!(stored.unreadable.len(), 700 - readable.len());
+    assert_eq!(stored.records.len(), readable.len());
+    for (record, (expected, embedded)) in stored.records.iter().zip(&readable) {
+        assert_eq!(record.id, expected.id);
+        match record.embedding.as_ref() {
+            Some(embedding) => {
+                assert!(embedded, "{} had a null among its numbers", record.id.0);
+                assert_eq!(bits(embedding.vector()), bits(&vector), "{}", record.id.0);
+            }
+            None => assert!(!embedded, "{} lost its embedding", record.id.0),
+        }
+    }
+    let (row, apart, version) = raw_row("r698").await;
+    assert_eq!(version, 4);
+    assert!(
+        holds_embedding(&row) && apart.is_undefined(),
+        "unreadable, untouched"
+    );
+    let (row, apart, _) = raw_row("r689").await;
+    assert!(!holds_embedding(&row), "the last readable row was moved");
+    assert!(vector_apart(&apart).is_instance_of::<Float32Array>());
+}

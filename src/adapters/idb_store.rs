@@ -15,7 +15,7 @@ use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use js_sys::{Array, Float32Array, JSON, Object, Promise, Reflect};
+use js_sys::{Array, Float32Array, Function, JSON, Object, Promise, Reflect};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
@@ -879,8 +879,11 @@ fn migrate(db: &IdbDatabase, upgrade: &IdbTransaction, old_version: u32) {
 /// `Float32Array` of the same values on the way (`new Float32Array` rounds each number
 /// to 32 bits as reading it did, so every value is bit for bit what the record read
 /// before). A row that does not read as a record, or whose embedding is neither a
-/// `Float32Array` nor all numbers (an infinity stored as `null`, dropped on reading
-/// and embedded again), is not touched.
+/// `Float32Array` nor all finite numbers (an infinity stored as `null`, dropped on
+/// reading and embedded again), is not touched.
+///
+/// The rows move [`ROWS_PER_MIGRATION_STEP`] at a time (see [`EmbeddingsApart`]), so a
+/// memory of thousands never freezes the page for the whole upgrade.
 fn embeddings_apart(upgrade: &IdbTransaction, old_version: u32) {
     let (Ok(records), Ok(embeddings)) = (
         upgrade.object_store(RECORDS),
@@ -894,34 +897,27 @@ fn embeddings_apart(upgrade: &IdbTransaction, old_version: u32) {
         return;
     };
     let read = values.clone();
-    let (aborting, upgrade) = (upgrade.clone(), upgrade.clone());
+    let (migrating, upgrade) = (upgrade.clone(), upgrade.clone());
     let on_values = Closure::once_into_js(move || {
         let (Ok(keys), Ok(values)) = (keys.result(), read.result()) else {
-            let _ = aborting.abort();
+            let _ = migrating.abort();
             return;
         };
-        for (key, value) in Array::from(&keys).iter().zip(Array::from(&values).iter()) {
-            let row = if old_version < 3 {
-                with_binary_embedding(&key, &value)
-            } else {
-                with_readable_binary_embedding(&key, value)
-            };
-            let Some((row, embedding)) = row.and_then(|row| {
-                let embedding = field(&row, EMBEDDING)?;
-                Reflect::delete_property(
-                    row.unchecked_ref::<Object>(),
-                    &JsValue::from_str(EMBEDDING),
-                )
-                .ok()?;
-                Some((row, embedding))
-            }) else {
-                continue;
-            };
-            if records.put(&row).is_err() || embeddings.put_with_key(&embedding, &key).is_err() {
-                let _ = aborting.abort();
-                return;
-            }
-        }
+        let Some(is_finite) = finite_number_test() else {
+            let _ = migrating.abort();
+            return;
+        };
+        Rc::new(EmbeddingsApart {
+            keys: Array::from(&keys),
+            values: Array::from(&values),
+            records,
+            embeddings,
+            upgrade: migrating,
+            old_version,
+            is_finite,
+            next: Cell::new(0),
+        })
+        .step();
     });
     let on_error = Closure::once_into_js(move || {
         let _ = upgrade.abort();
@@ -931,52 +927,144 @@ fn embeddings_apart(upgrade: &IdbTransaction, old_version: u32) {
     values.set_onerror(Some(on_error.unchecked_ref()));
 }
 
-/// A schema-3 row, when it reads as a record and holds its embedding as a
-/// `Float32Array`; `None` to leave it as it is.
-fn with_readable_binary_embedding(key: &JsValue, value: JsValue) -> Option<JsValue> {
-    binary_embedding(&value)?;
-    let fields = Object::assign(&Object::new(), value.unchecked_ref());
-    Reflect::delete_property(&fields, &JsValue::from_str(EMBEDDING)).ok()?;
-    let row = StoredRow {
-        key: json_text(key).ok()?,
-        value: json_text(&fields).ok()?,
-        embedding: None,
-    };
-    read_row(&row).ok()?;
-    Some(value)
+/// Rows moved in one step of the schema-4 migration: a few tens of milliseconds of
+/// work, after which the browser may paint and answer input.
+const ROWS_PER_MIGRATION_STEP: u32 = 250;
+
+/// The schema-4 migration under way: the rows read in the upgrade transaction, and how
+/// far their moving has come.
+struct EmbeddingsApart {
+    keys: Array,
+    values: Array,
+    records: IdbObjectStore,
+    embeddings: IdbObjectStore,
+    upgrade: IdbTransaction,
+    old_version: u32,
+    /// `Number.isFinite`, handed to `Array.prototype.every` to test a schema-2 vector
+    /// inside the engine rather than crossing into wasm for each of its values.
+    is_finite: Function,
+    next: Cell<u32>,
 }
 
-/// A schema-2 row as schema 3 holds it, or `None` to leave it as it is: it does not
-/// read as a record, or has no embedding whose every value is a number.
-///
-/// Whether it reads is decided as a reload of the converted row would decide it (its
-/// other fields as JSON text, the vector apart), which is what reading it as JSON
-/// decided too, but without turning ten thousand times 384 numbers into text.
-fn with_binary_embedding(key: &JsValue, value: &JsValue) -> Option<JsValue> {
-    let embedding = field(value, EMBEDDING)?;
-    let model = field(&embedding, EMBEDDING_MODEL)?.as_string()?;
-    let numbers = field(&embedding, EMBEDDING_VECTOR)?;
-    if !Array::is_array(&numbers)
-        || !Array::from(&numbers).every(&mut |x, _, _| x.as_f64().is_some())
-    {
-        return None;
+impl EmbeddingsApart {
+    /// Moves the next step's rows, and the step after them once the last of their puts
+    /// has succeeded: a put is pending until then, so the upgrade transaction stays
+    /// active, as the batches of a large write keep theirs ([`write_change`]). A step
+    /// with nothing to move goes straight on. Any put refused aborts the upgrade.
+    fn step(self: Rc<Self>) {
+        while self.next.get() < self.keys.length() {
+            let start = self.next.get();
+            let end = start
+                .saturating_add(ROWS_PER_MIGRATION_STEP)
+                .min(self.keys.length());
+            self.next.set(end);
+            match self.move_rows(start..end) {
+                Err(()) => {
+                    let _ = self.upgrade.abort();
+                    return;
+                }
+                Ok(None) => {}
+                Ok(Some(last)) => {
+                    let next = Rc::clone(&self);
+                    let on_success = Closure::once_into_js(move || next.step());
+                    last.set_onsuccess(Some(on_success.unchecked_ref()));
+                    return;
+                }
+            }
+        }
     }
-    let vector = Float32Array::new(&numbers);
-    let converted = Object::assign(&Object::new(), value.unchecked_ref());
-    Reflect::delete_property(&converted, &JsValue::from_str(EMBEDDING)).ok()?;
-    let row = StoredRow {
-        key: json_text(key).ok()?,
-        value: json_text(&converted).ok()?,
-        embedding: Some(StoredVector {
-            model,
-            vector: vector.to_vec(),
-        }),
-    };
-    read_row(&row).ok()?;
-    let binary = Object::assign(&Object::new(), embedding.unchecked_ref());
-    Reflect::set(&binary, &JsValue::from_str(EMBEDDING_VECTOR), &vector).ok()?;
-    Reflect::set(&converted, &JsValue::from_str(EMBEDDING), &binary).ok()?;
-    Some(converted.into())
+
+    /// Moves the embeddings of the rows in `range` that read as records; the last put
+    /// issued, if any. Whether a row reads is decided as a reload of the moved row
+    /// decides it (its other fields as JSON text), all of the step's rows made text
+    /// with one `JSON.stringify`.
+    fn move_rows(&self, range: std::ops::Range<u32>) -> Result<Option<IdbRequest>, ()> {
+        let (keys, rows, embeddings) = (Array::new(), Array::new(), Array::new());
+        for i in range {
+            let value = self.values.get(i);
+            if let Some((row, embedding)) = self.apart(&value) {
+                keys.push(&self.keys.get(i));
+                rows.push(&row);
+                embeddings.push(&embedding);
+            }
+        }
+        let (key_texts, row_texts) = (texts_where_possible(&keys), texts_where_possible(&rows));
+        let mut last = None;
+        for (i, (key_text, row_text)) in key_texts.into_iter().zip(row_texts).enumerate() {
+            let (Some(key), Some(value)) = (key_text, row_text) else {
+                continue;
+            };
+            let readable = read_row(&StoredRow {
+                key,
+                value,
+                embedding: None,
+            })
+            .is_ok();
+            if !readable {
+                continue;
+            }
+            let i = i as u32;
+            self.records.put(&rows.get(i)).map_err(drop)?;
+            let put = self
+                .embeddings
+                .put_with_key(&embeddings.get(i), &keys.get(i))
+                .map_err(drop)?;
+            last = Some(put);
+        }
+        Ok(last)
+    }
+
+    /// A row's other fields and its embedding as the embeddings store holds it, when
+    /// it holds one this migration moves: a schema-3 row's `Float32Array`, or a
+    /// schema-2 row's array of finite numbers made one.
+    fn apart(&self, value: &JsValue) -> Option<(Object, JsValue)> {
+        let embedding = field(value, EMBEDDING)?;
+        field(&embedding, EMBEDDING_MODEL)?.as_string()?;
+        let vector = field(&embedding, EMBEDDING_VECTOR)?;
+        let binary = if self.old_version < 3 {
+            if !Array::is_array(&vector) || !self.all_finite(&vector) {
+                return None;
+            }
+            let binary = Object::assign(&Object::new(), embedding.unchecked_ref());
+            let packed = Float32Array::new(&vector);
+            Reflect::set(&binary, &JsValue::from_str(EMBEDDING_VECTOR), &packed).ok()?;
+            binary.into()
+        } else {
+            vector.dyn_ref::<Float32Array>()?;
+            embedding
+        };
+        let row = Object::assign(&Object::new(), value.unchecked_ref());
+        Reflect::delete_property(&row, &JsValue::from_str(EMBEDDING)).ok()?;
+        Some((row, binary))
+    }
+
+    /// Whether every value of the array `numbers` is a finite number.
+    fn all_finite(&self, numbers: &JsValue) -> bool {
+        Reflect::get(numbers, &JsValue::from_str("every"))
+            .ok()
+            .and_then(|every| every.dyn_into::<Function>().ok())
+            .and_then(|every| every.call1(numbers, &self.is_finite).ok())
+            .is_some_and(|all| all.is_truthy())
+    }
+}
+
+/// `Number.isFinite`, which is true of a number that is neither NaN nor an infinity
+/// and false of anything else (`null`, a string).
+fn finite_number_test() -> Option<Function> {
+    let number = Reflect::get(&js_sys::global(), &JsValue::from_str("Number")).ok()?;
+    Reflect::get(&number, &JsValue::from_str("isFinite"))
+        .ok()?
+        .dyn_into()
+        .ok()
+}
+
+/// Each of `values` as JSON text where it can be made one (see [`json_texts`]), `None`
+/// for a value that cannot.
+fn texts_where_possible(values: &Array) -> Vec<Option<String>> {
+    match json_texts(values) {
+        Ok(texts) => texts.into_iter().map(Some).collect(),
+        Err(_) => values.iter().map(|value| json_text(&value).ok()).collect(),
+    }
 }
 
 /// Resolves with a request's result, or rejects with its error. The listeners are
