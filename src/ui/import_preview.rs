@@ -57,10 +57,17 @@ fn embeddings_note(embeddings: &FileEmbeddings, status: &EmbedderStatus) -> Stri
         let names: Vec<&str> = embeddings.by_model.keys().map(String::as_str).collect();
         names.join(", ")
     };
+    let how_many = |n: usize| {
+        if n == embeddings.records {
+            "Every record of the file carries".to_string()
+        } else {
+            format!("{n} of the file's {} records carry", embeddings.records)
+        }
+    };
     let EmbedderStatus::Ready { model_id, .. } = status else {
         return format!(
-            "{carried} of the file's {} records carry an embedding ({}); they are used as they are if the model this page loads is the same.",
-            embeddings.records,
+            "{} an embedding ({}); they are used as they are if the model this page loads is the same.",
+            how_many(carried),
             models()
         );
     };
@@ -68,8 +75,8 @@ fn embeddings_note(embeddings: &FileEmbeddings, status: &EmbedderStatus) -> Stri
     let others = carried - usable;
     match (usable, others) {
         (_, 0) => format!(
-            "{usable} of the file's {} records carry an embedding from this page's model: they are used as they are.",
-            embeddings.records
+            "{} an embedding from this page's model: they are used as they are.",
+            how_many(usable)
         ),
         (0, _) => format!(
             "The file's embeddings ({carried}) are from another model ({}): this page computes its own after the import.",

@@ -97,7 +97,7 @@ test('a memory exported with its embeddings brings them into a browser that cann
     await page.locator('#import-preview').waitFor();
     assert.equal(
       await page.locator('#import-embeddings').textContent(),
-      "1 of the file's 1 records carry an embedding from this page's model: they are used as they are.",
+      "Every record of the file carries an embedding from this page's model: they are used as they are.",
     );
     await page.click('#import-cancel');
   } finally {
@@ -120,7 +120,7 @@ test('a memory exported with its embeddings brings them into a browser that cann
     await page.locator('#import-merge').waitFor();
     assert.equal(
       await page.locator('#import-embeddings').textContent(),
-      `1 of the file's 1 records carry an embedding (${embedding.model}); they are used as they are if the model this page loads is the same.`,
+      `Every record of the file carries an embedding (${embedding.model}); they are used as they are if the model this page loads is the same.`,
     );
     await page.click('#import-merge');
     await waitForText(page, '#memory-notice', 'Merged: 1 records written');
