@@ -1,6 +1,10 @@
 // Measures the page with a large memory: imports 1 000 / 10 000 lessons into a real page and prints the import time, the first question after the import, a question's own overhead, and reload-to-usable; ends with the summary line for 10 000.
 //
-//   node bench/memory-scale.mjs [--sizes 1000,10000] [--questions 5] [--embedded | --import-embeddings] [--profile DIR]
+//   node bench/memory-scale.mjs [--sizes 1000,10000] [--questions 5] [--embedded | --import-embeddings] [--typing-pause MS] [--profile DIR]
+//
+// --typing-pause MS waits MS milliseconds between typing a question and asking it, as a
+// person does (default 0: asked at once). The page embeds a question once typing
+// pauses for 150 ms, so with a pause the embedding is not part of the ask.
 //
 // --import-embeddings imports a file that carries an embedding of the page's model for
 // every lesson (an export made "with the embeddings"), so nothing is embedded after it.
@@ -39,9 +43,10 @@ const SIZES = flag('--sizes', '1000,10000').split(',').map(Number);
 const QUESTIONS = Number(flag('--questions', 5));
 const EMBEDDED = args.includes('--embedded');
 const IMPORT_EMBEDDINGS = args.includes('--import-embeddings');
-/** How the printed lines name this arm; the default run's summary line is the issue's. */
-const ARM = IMPORT_EMBEDDINGS ? ' with embeddings' : '';
 const PROFILE_DIR = flag('--profile', null);
+const TYPING_PAUSE_MS = Number(flag('--typing-pause', 0));
+/** How the printed lines name this arm; the default run's summary line is the issue's. */
+const ARM = `${IMPORT_EMBEDDINGS ? ' with embeddings' : ''}${TYPING_PAUSE_MS ? `, asked ${TYPING_PAUSE_MS} ms after typing` : ''}`;
 
 /** Runs `work` under the CPU profiler when --profile is given, writing DIR/<name>.cpuprofile. */
 async function profiled(page, name, work) {
@@ -66,6 +71,7 @@ const ms = (x) => Math.round(x);
 /** Asks in the page and returns the milliseconds from the click to the reply on screen. */
 async function timedAsk(page, question) {
   await page.fill('#ask-input', question);
+  if (TYPING_PAUSE_MS > 0) await page.waitForTimeout(TYPING_PAUSE_MS);
   return page.evaluate((question) => new Promise((resolve) => {
     const turns = () => document.querySelectorAll('#conversation-turns > .turn');
     const before = turns().length;
@@ -229,12 +235,12 @@ try {
   for (const lessons of EMBEDDED ? SIZES : []) {
     const r = await measureEmbedded(site, fake, lessons);
     embeddedResults.push(r);
-    console.log(`${lessons} embedded lessons: first open of the version-2 database ${ms(r.firstOpenMs)} ms, ask overhead ${ms(r.askMs)} ms (median of ${QUESTIONS}), reload to usable ${ms(r.reloadMs)} ms, to every embedding in ${ms(r.embeddingsMs)} ms`);
+    console.log(`${lessons} embedded lessons${ARM}: first open of the version-2 database ${ms(r.firstOpenMs)} ms, ask overhead ${ms(r.askMs)} ms (median of ${QUESTIONS}), reload to usable ${ms(r.reloadMs)} ms, to every embedding in ${ms(r.embeddingsMs)} ms`);
   }
   const embedded = embeddedResults.find((r) => r.lessons === 10_000);
   if (embedded) {
     const r = embedded;
-    console.log(`memory-scale 10000 embedded: reload ${ms(r.reloadMs)} ms, ask overhead ${ms(r.askMs)} ms, first open of the version-2 database ${ms(r.firstOpenMs)} ms`);
+    console.log(`memory-scale 10000 embedded${ARM}: reload ${ms(r.reloadMs)} ms, ask overhead ${ms(r.askMs)} ms, first open of the version-2 database ${ms(r.firstOpenMs)} ms`);
   }
   const results = [];
   for (const lessons of EMBEDDED ? [] : SIZES) {

@@ -16,11 +16,14 @@ use crate::adapters::worker_embedder::{ModelFiles, WorkerEmbedder};
 use remind_app::announced_store::AnnouncedStore;
 use remind_app::conversation::ConversationKeeper;
 use remind_app::ports::{EmbedderStatus, WriteProgress};
+use remind_app::remembered_embeddings::RememberedEmbeddings;
 use remind_app::session::{Ports, Session};
 
 pub type PageStore = AnnouncedStore<IdbStore, TabBroadcast>;
+/// The worker's embeddings, the question being typed remembered for when it is asked.
+pub type PageEmbedder = RememberedEmbeddings<WorkerEmbedder>;
 pub type PageSession =
-    Session<PageStore, HttpLanguageModel, BrowserClock, RandomIds, LocalSettings, WorkerEmbedder>;
+    Session<PageStore, HttpLanguageModel, BrowserClock, RandomIds, LocalSettings, PageEmbedder>;
 pub type PageModelCatalog = HttpModelCatalog;
 
 pub type PageConversations = ConversationKeeper<LocalConversations, BrowserClock>;
@@ -62,7 +65,7 @@ pub fn page_session(
         clock: BrowserClock,
         ids: RandomIds,
         settings: LocalSettings,
-        embedder: WorkerEmbedder::new(files, on_embedder_status),
+        embedder: RememberedEmbeddings::new(WorkerEmbedder::new(files, on_embedder_status)),
     }))
 }
 

@@ -22,6 +22,7 @@ pub mod ports;
 pub mod question_embedding;
 pub mod redaction;
 pub mod reflect;
+pub mod remembered_embeddings;
 pub mod reply_stream;
 pub mod retry;
 pub mod revise;

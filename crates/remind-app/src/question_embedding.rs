@@ -68,7 +68,7 @@ pub async fn embed_question(
         .iter()
         .map(|k| embedded_text(k).to_string())
         .collect();
-    texts.push(embedded_text(&MemoryKey::of_question(question)).to_string());
+    texts.push(question_text(question));
     let mut vectors = match embedder.embed(&texts).await {
         Ok(vectors) => vectors,
         Err(e) => return (None, Err(e)),
@@ -92,6 +92,21 @@ pub async fn embed_question(
         Some(store_embeddings(store, view, &model_id, computed).await),
         question_vector,
     )
+}
+
+/// What is embedded of `question`: its key, as a lesson's is.
+fn question_text(question: &str) -> String {
+    embedded_text(&MemoryKey::of_question(question)).to_string()
+}
+
+/// Embeds `question` as [`embed_question`] does, and nothing else, when a model is
+/// ready: called while the question is being typed, so that an embedder that
+/// remembers ([`crate::remembered_embeddings::RememberedEmbeddings`]) has its vector
+/// when it is asked. A failure is left for the ask, which matches by wording then.
+pub async fn prepare_question(embedder: &impl EmbeddingService, question: &str) {
+    if matches!(embedder.status(), EmbedderStatus::Ready { .. }) {
+        let _ = embedder.embed(&[question_text(question)]).await;
+    }
 }
 
 /// Embeds up to `at_most` of the lessons in `view` that lack an embedding from the

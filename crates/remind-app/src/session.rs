@@ -513,6 +513,13 @@ where
         self.ports.embedder.status()
     }
 
+    /// Embeds a question while it is being typed, so that asking it does not wait for
+    /// the model: the page's embedder remembers the last few it embedded
+    /// ([`crate::remembered_embeddings::RememberedEmbeddings`]). Nothing is stored.
+    pub async fn prepare_question(&self, question: &str) {
+        question_embedding::prepare_question(&self.ports.embedder, question).await;
+    }
+
     /// The question's embedding when the model is ready, embedding stored lessons that
     /// lack one on the way. `None` (match by wording) when it is not ready or failed on
     /// this question: a turn never fails for want of an embedding.

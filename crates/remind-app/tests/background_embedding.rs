@@ -8,6 +8,7 @@ use remind_test_support as support;
 
 use remind_app::ports::{MemoryStore, StoreChange};
 use remind_app::question_embedding::{LESSONS_EMBEDDED_WITH_A_QUESTION, LessonsEmbedded};
+use remind_app::remembered_embeddings::RememberedEmbeddings;
 use remind_app::session::{Ports, Session};
 use remind_core::memory::{FeedbackMemory, Lesson};
 use remind_core::record::{RecordId, Timestamp};
@@ -150,4 +151,19 @@ fn a_load_shows_the_records_first_then_attaches_their_embeddings_and_embeds_none
     let step = block_on(session.embed_waiting_lessons(100)).expect("nothing waits");
     assert_eq!((step.embedded, step.waiting), (0, 0));
     assert_eq!(model.0.get(), 0, "no lesson was embedded afresh");
+}
+
+#[test]
+fn a_question_prepared_while_typed_is_asked_without_embedding_it_again() {
+    let store = store_with_lessons(1);
+    let model = CountingModel::default();
+    let embedder = RememberedEmbeddings::new(InProcessEmbeddings(model.clone()));
+    let session = session_with(&store, "typed", embedder);
+    // The one stored lesson is embedded with the first question, as it would be.
+    block_on(session.ask("What is like < fast > ?")).expect("answered");
+    let before = model.0.get();
+    block_on(session.prepare_question("What is like < slow > ?"));
+    assert_eq!(model.0.get(), before + 1, "embedded while typed");
+    block_on(session.ask("What is like < slow > ?")).expect("answered");
+    assert_eq!(model.0.get(), before + 1, "not embedded again when asked");
 }
