@@ -280,7 +280,8 @@ impl PageContext {
                 AskMode::WithClarificationForThisTurn(clarification)
             }
         };
-        let outcome = self.session().ask_shown(&question, mode, &reply).await;
+        let session = self.session();
+        let outcome = session.answer_shown(&question, mode, &reply).await;
         match outcome {
             Ok(turn) => {
                 if !temporary {
@@ -291,7 +292,9 @@ impl PageContext {
                     self.conversation_error
                         .set(kept.err().map(|error| error.to_string()));
                 }
-                state.set(TurnState::Answered(Box::new(turn)));
+                // The answer is shown before its statistics are written.
+                state.set(TurnState::Answered(Box::new(turn.clone())));
+                session.note_answered(&turn, mode).await;
             }
             Err(error) => state.set(TurnState::Failed(error.to_string())),
         }

@@ -396,8 +396,23 @@ where
 
     /// Asks `question` as `mode` says, showing the reply through `reply` as it is
     /// generated; the user's stop on `reply` ends it with what had arrived
-    /// ([`crate::ports::Ending::StoppedByUser`]).
+    /// ([`crate::ports::Ending::StoppedByUser`]). Then notes the turn
+    /// ([`Session::note_answered`]).
     pub async fn ask_shown(
+        &self,
+        question: &str,
+        mode: AskMode<'_>,
+        reply: &ReplyStream<'_>,
+    ) -> Result<Turn, AskError> {
+        let turn = self.answer_shown(question, mode, reply).await?;
+        self.note_answered(&turn, mode).await;
+        Ok(turn)
+    }
+
+    /// [`Session::ask_shown`] up to the reply, without noting the turn: a page shows
+    /// the answer first and notes it after ([`Session::note_answered`]), so the answer
+    /// does not wait for two IndexedDB writes that only keep statistics.
+    pub async fn answer_shown(
         &self,
         question: &str,
         mode: AskMode<'_>,
@@ -413,24 +428,20 @@ where
             AskMode::Temporary => MemoryUse::None,
         };
         let (prepared, id) = self.prepare(question, memory_use).await?;
-        let turn = ask::send(&self.ports.llm, &self.settings(), prepared, id, reply).await?;
+        ask::send(&self.ports.llm, &self.settings(), prepared, id, reply).await
+    }
+
+    /// Keeps the statistics of an answered turn: the learning curve's event (a question
+    /// asked with memory), then a use of each lesson applied. Bookkeeping only: a failed
+    /// write loses one statistic, never a lesson, so nothing here can fail the turn. A
+    /// temporary turn keeps nothing.
+    pub async fn note_answered(&self, turn: &Turn, mode: AskMode<'_>) {
         if mode == AskMode::Temporary {
-            return Ok(turn);
-        }
-        let applied: Vec<RecordId> = turn
-            .prepared
-            .applied
-            .iter()
-            .map(|a| a.record.id.clone())
-            .collect();
-        if !applied.is_empty() {
-            // Bookkeeping only: a failed count loses one statistic, never a lesson,
-            // so it does not fail the turn.
-            let revision = revise::count_applied(&self.ports.store, &applied).await;
-            let _ = self.adopt_store_records(revision).await;
+            return;
         }
         // A retry with a one-time clarification is the same question again, not a new
-        // point on the learning curve.
+        // point on the learning curve. Logged first: a correction the user makes next
+        // is logged after it.
         if mode == AskMode::WithMemory {
             let examples_used = u32::try_from(turn.prepared.examples.len()).unwrap_or(u32::MAX);
             let asked = TurnEventKind::Asked {
@@ -439,7 +450,16 @@ where
             };
             self.log_turn(&turn.id, asked).await;
         }
-        Ok(turn)
+        let applied: Vec<RecordId> = turn
+            .prepared
+            .applied
+            .iter()
+            .map(|a| a.record.id.clone())
+            .collect();
+        if !applied.is_empty() {
+            let revision = revise::count_applied(&self.ports.store, &applied).await;
+            let _ = self.adopt_store_records(revision).await;
+        }
     }
 
     /// A turn kept from an earlier visit, made whole again so it can be corrected or
