@@ -322,9 +322,10 @@ fn mean_pool_and_normalise(hidden: &tract_ndarray::ArrayView2<f32>, mask: &[i64]
     mean.iter().map(|x| x / norm).collect()
 }
 
-/// tract's NNEF with the operators tract-onnx adds, both ways.
+/// tract's NNEF, both ways. MiniLM's prepared graph holds tract-core operators only,
+/// so tract-onnx's extension (`with_onnx`) is left out: it added 20 KB to the worker.
 fn nnef() -> tract_nnef::framework::Nnef {
-    tract_nnef::nnef().with_onnx()
+    tract_nnef::nnef()
 }
 
 /// The tract version a converted model names as its writer, if it names one.
