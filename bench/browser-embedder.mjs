@@ -204,11 +204,16 @@ function print(s) {
     console.log(`ratio transformers.js p50 / Remind p50, ${bucket}: ${r.vs_round_trip.toFixed(2)} (vs Remind's compute: ${r.vs_compute.toFixed(2)})`);
   }
   const w = s.first_embedding_cached.remind;
-  if (w) console.log(`\nRemind's worker: ${w.worker_script}, build ${w.build}; matmul kernels of its 16- and 32-token plans: ${w.matmul_kernels.join(', ')}`);
+  if (w) console.log(`\nRemind's worker: ${w.worker_script}, build ${w.build}; matmul kernels of the plans built before ready: ${w.matmul_kernels.join(', ')}`);
+  const kept = s.first_embedding_cold.remind?.converted;
+  if (w) {
+    console.log(`Remind's cached load: ${w.from_converted ? 'from the converted model' : `from the ONNX (${w.onnx_because ?? 'a worker that keeps no conversion'})`}; `
+      + `the first load kept a conversion: ${kept ? `${kept.stored} (${mb(kept.bytes)} in ${ms(kept.convert_ms)}${kept.error ? `, ${kept.error}` : ''})` : 'no message'}`);
+  }
   console.log('\nFirst embedding (start to first vector):');
   for (const e of engines) {
     const [c, w] = [s.first_embedding_cold[e], s.first_embedding_cached[e]];
-    const extra = e === 'remind' ? `ready ${ms(w.ready_ms)}, from_cache ${w.from_cache}, download ${ms(w.download_ms)}, init ${ms(w.init_ms)}`
+    const extra = e === 'remind' ? `ready ${ms(w.ready_ms)}, from_cache ${w.from_cache}, from_converted ${w.from_converted}, download ${ms(w.download_ms)}, init ${ms(w.init_ms)}`
       : `import ${ms(w.import_ms)}, pipeline ready ${ms(w.ready_ms)}`;
     console.log(`${e.padEnd(8)} cached ${ms(w.first_embedding_ms)} (${extra}); first ever ${ms(c.first_embedding_ms)}`);
   }

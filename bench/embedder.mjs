@@ -65,6 +65,11 @@ async function startRemind() {
   const waiting = new Map();
   let initialisingMs = null;
   let fail;
+  // After a load from the ONNX file the worker keeps a converted copy for the next load
+  // and says so with `converted`; the cold phase waits for it, or the warm one finds none.
+  let convertedMsg = null;
+  let onConverted = () => {};
+  const converted = new Promise((resolve) => { onConverted = resolve; });
   const ready = new Promise((resolve, reject) => {
     fail = reject;
     worker.onerror = (e) => reject(new Error(`worker error: ${e.message || 'the worker script failed to load'}`));
@@ -73,6 +78,7 @@ async function startRemind() {
       if (data.kind === 'initialising') initialisingMs = performance.now() - t0;
       else if (data.kind === 'ready') resolve(data);
       else if (data.kind === 'failed') reject(new Error(`worker failed to load: ${data.error}`));
+      else if (data.kind === 'converted') { convertedMsg = data; onConverted(data); }
       else if (data.kind === 'embedded' || data.kind === 'embed_failed') {
         waiting.get(data.id)?.(data);
         waiting.delete(data.id);
@@ -93,7 +99,14 @@ async function startRemind() {
     t0,
     startup: { ready_ms: readyMs, initialising_ms: initialisingMs, from_cache: readyMsg.from_cache,
       download_ms: readyMsg.download_ms, init_ms: readyMsg.init_ms, model_id: readyMsg.model_id,
-      worker_script: workerScript, build: readyMsg.build, matmul_kernels: readyMsg.matmul_kernels },
+      worker_script: workerScript, build: readyMsg.build, matmul_kernels: readyMsg.matmul_kernels,
+      from_converted: readyMsg.from_converted, onnx_because: readyMsg.onnx_because },
+    /** The worker's `converted` message, waiting up to `ms` for it after a load from the ONNX. */
+    async conversion(ms) {
+      if (readyMsg.from_converted !== false) return null; // converted already, or an older worker
+      await Promise.race([converted, new Promise((r) => setTimeout(r, ms))]);
+      return convertedMsg;
+    },
     async embedOne(text) {
       const d = await embed(text);
       memoryBytes = Math.max(memoryBytes, d.memory_bytes);
@@ -167,6 +180,10 @@ async function run() {
       status(`timing ${bucket}: ${WARMUP} warm-up + ${RUNS} runs`);
       result.latency[bucket] = await timeBucket(engine, texts);
     }
+  }
+  if (PHASE === 'cold' && engine.conversion) {
+    status('waiting for the converted model to be kept');
+    result.startup.converted = await engine.conversion(60_000);
   }
   result.memory = engine.memory();
   await engine.close();

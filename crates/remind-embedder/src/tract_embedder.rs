@@ -5,13 +5,21 @@
 //! tests. tract optimises best for fixed input shapes, so a question is padded to the
 //! smallest of a few sequence-length buckets (padding masked out) and each bucket's
 //! optimised plan is built the first time a question needs it, then reused.
+//!
+//! Parsing, typing and decluttering the ONNX file is most of a load, so the prepared
+//! model can be written out once ([`TractEmbedder::converted`], tract's NNEF in a tar)
+//! and read back on later loads ([`TractEmbedder::from_converted`]), which skips them.
 
 use std::cell::OnceCell;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use tract_nnef::internal::Framework as _;
 use tract_onnx::prelude::*;
-use tract_onnx::tract_core::ops::konst::Const;
+use tract_onnx::tract_core::ops::array::Gather;
+use tract_onnx::tract_core::ops::binary::TypedBinOp;
+use tract_onnx::tract_core::ops::cast::{Cast, cast};
+use tract_onnx::tract_core::ops::math::{Mul, mul};
 use tract_onnx::tract_core::ops::matmul::optimized::OptMatMul;
 use tract_onnx::tract_hir::internal::{DimLike, bail, format_err};
 
@@ -27,13 +35,40 @@ pub const DIMENSIONS: usize = 384;
 /// The input names of a Hugging Face BERT export, in the order the plan is fed.
 const INPUT_NAMES: [&str; 3] = ["input_ids", "attention_mask", "token_type_ids"];
 
+/// The tract this crate builds with, as its NNEF writer names itself in a converted
+/// model's properties (`tract_nnef_ser_version`); a test pins it to the tract in use.
+pub const TRACT_VERSION: &str = "0.23.9";
+
+/// Names what [`TractEmbedder::converted`] writes: the tract that wrote it and how this
+/// crate prepared the graph. Callers key a stored conversion by it (with the model's own
+/// id), so a conversion by another tract or an older preparation is never read back;
+/// change the last number whenever `prepare` changes what it produces.
+pub const CONVERTED_FORMAT: &str = "tract-0.23.9-nnef-1";
+
+/// The property tract's NNEF writer stores its own version under.
+const WRITER_VERSION_PROPERTY: &str = "tract_nnef_ser_version";
+
 type Plan = Arc<TypedRunnableModel>;
+
+/// Why a converted model could not be used; the caller falls back to the ONNX file.
+#[derive(Debug, thiserror::Error)]
+pub enum ConvertedModelError {
+    #[error("the converted model does not read as tract NNEF: {0}")]
+    Unreadable(String),
+    #[error("the converted model was written by tract {found}, not by tract {TRACT_VERSION}")]
+    OtherTract { found: String },
+    #[error("the converted model is not this sentence encoder: {0}")]
+    NotTheEncoder(#[source] EmbedError),
+    #[error("the model could not be written as tract NNEF: {0}")]
+    Unwritable(String),
+}
 
 pub struct TractEmbedder {
     model_id: String,
     tokenizer: WordPieceTokenizer,
-    /// The graph with its symbolic batch and sequence sizes, decluttered once (the int8
-    /// weights dequantised here), then specialised per bucket.
+    /// The graph with its symbolic batch and sequence sizes, decluttered once (the small
+    /// int8 weights dequantised there, the word-embedding lookup moved before its own
+    /// dequantisation), then specialised per bucket. [`Self::converted`] writes it out.
     model: TypedModel,
     batch: Symbol,
     sequence: Symbol,
@@ -55,15 +90,53 @@ impl TractEmbedder {
         let model = tract_onnx::onnx()
             .model_for_read(&mut reader)
             .map_err(bad_model)?;
-        let input_slots = input_slots(&model)?;
+        // Checked on the parsed graph, so a file that is not BERT says so before typing.
+        input_slots(&model)?;
         // The export names its dynamic sizes in every intermediate fact, so fixing them
-        // on the inputs alone cannot unify; substitute the symbols in the typed graph.
-        // The weights are folded before the one declutter (which ends the folding): a
-        // declutter before it too cost about a tenth of the load.
-        let model = model
-            .into_typed()
-            .and_then(fold_dequantised_weights)
-            .map_err(bad_model)?;
+        // on the inputs alone cannot unify; the symbols are substituted per bucket in the
+        // typed graph.
+        let model = model.into_typed().and_then(prepare).map_err(bad_model)?;
+        Self::with_prepared(model_id, model, tokenizer)
+    }
+
+    /// Reads back what [`Self::converted`] wrote (from the same model, by the same tract):
+    /// the prepared graph without parsing, typing or decluttering the ONNX file again.
+    pub fn from_converted(
+        model_id: &str,
+        converted: &[u8],
+        vocab: &str,
+    ) -> Result<Self, ConvertedModelError> {
+        let tokenizer = WordPieceTokenizer::from_vocab(vocab)
+            .map_err(|e| ConvertedModelError::NotTheEncoder(EmbedError::BadVocab(e.to_string())))?;
+        let mut reader = converted;
+        let model = nnef()
+            .model_for_read(&mut reader)
+            .map_err(|e| ConvertedModelError::Unreadable(format!("{e:#}")))?;
+        let found = writer_version(&model);
+        if found.as_deref() != Some(TRACT_VERSION) {
+            return Err(ConvertedModelError::OtherTract {
+                found: found.unwrap_or_else(|| "(unnamed)".into()),
+            });
+        }
+        Self::with_prepared(model_id, model, tokenizer).map_err(ConvertedModelError::NotTheEncoder)
+    }
+
+    /// The prepared graph as tract NNEF in a plain tar, for [`Self::from_converted`]. The
+    /// word-embedding table stays int8 (11.7 MB); the other weights are the f32 the
+    /// declutter folded them to, about 55 MB in all.
+    pub fn converted(&self) -> Result<Vec<u8>, ConvertedModelError> {
+        // `deterministic` also keeps the writer off the clock, which wasm32 has not.
+        nnef()
+            .write_to_tar_with_config(&self.model, Vec::new(), false, true)
+            .map_err(|e| ConvertedModelError::Unwritable(format!("{e:#}")))
+    }
+
+    fn with_prepared(
+        model_id: &str,
+        model: TypedModel,
+        tokenizer: WordPieceTokenizer,
+    ) -> Result<Self, EmbedError> {
+        let input_slots = input_slots(&model)?;
         let batch = model.symbols.sym("batch");
         let sequence = model.symbols.sym("sequence");
         Ok(TractEmbedder {
@@ -249,51 +322,91 @@ fn mean_pool_and_normalise(hidden: &tract_ndarray::ArrayView2<f32>, mask: &[i64]
     mean.iter().map(|x| x / norm).collect()
 }
 
-/// Replaces every computation on constants alone by its result.
+/// tract's NNEF, both ways. MiniLM's prepared graph holds tract-core operators only,
+/// so tract-onnx's extension (`with_onnx`) is left out: it added 20 KB to the worker.
+fn nnef() -> tract_nnef::framework::Nnef {
+    tract_nnef::nnef()
+}
+
+/// The tract version a converted model names as its writer, if it names one.
+fn writer_version(model: &TypedModel) -> Option<String> {
+    let version = model.properties.get(WRITER_VERSION_PROPERTY)?;
+    let version = version.to_plain_array_view::<String>().ok()?;
+    version.iter().next().cloned()
+}
+
+/// The typed graph as every bucket's plan starts from: decluttered once, which folds the
+/// int8 file's small weights (`Cast(q) × scale`) to f32, and with the word-embedding
+/// lookup moved before its dequantisation.
+fn prepare(model: TypedModel) -> TractResult<TypedModel> {
+    let mut model = model.into_decluttered()?;
+    gather_before_dequantising(&mut model)?;
+    Ok(model)
+}
+
+/// Rewrites `Gather(Cast(q) × scale, ids)` over a constant int8 table with one scale per
+/// row into `Cast(Gather(q, ids)) × Gather(scale, ids)`.
 ///
-/// The int8 file stores each weight as `Cast(q) * scale`. tract folds those only while
-/// the result stays small, which leaves the 47 MB fp32 word-embedding table to be
-/// rebuilt on every run (about 50 ms of a 57 ms embedding). Folding it once at load
-/// trades that for 47 MB of memory, which the run would allocate anyway.
-fn fold_dequantised_weights(mut model: TypedModel) -> TractResult<TypedModel> {
-    loop {
-        let mut patch = None;
-        for id in model.eval_order()? {
-            let node = model.node(id);
-            if node.inputs.is_empty() || node.op_is::<Const>() {
-                continue;
-            }
-            let facts = model.node_input_facts(id)?;
-            let Some(inputs) = facts
-                .iter()
-                .map(|f| f.konst.clone().map(|t| t.into_tvalue()))
-                .collect::<Option<TVec<TValue>>>()
-            else {
-                continue;
-            };
-            // Shape arithmetic over the symbolic sequence length cannot be evaluated
-            // yet; it stays for the per-bucket optimisation to resolve.
-            let Ok(Some(outputs)) = node.op.eval_out_of_plan(inputs) else {
-                continue;
-            };
-            let mut folding = TypedModelPatch::default();
-            for (slot, output) in outputs.into_iter().enumerate() {
-                let name = format!("{}.folded.{slot}", node.name);
-                let wire = folding.wire_node(name, Const::new(output.into_arc_tensor())?, &[])?[0];
-                folding.shunt_outside(&model, OutletId::new(id, slot), wire)?;
-            }
-            patch = Some(folding);
-            break;
+/// The declutter leaves the word-embedding table (30522 × 384) unfolded, as it is too
+/// big, so a plan would rebuild all 47 MB of it in f32 on every run (about 50 ms of a
+/// 57 ms embedding) to read a few rows; folding it at load cost 130 ms of compute (more
+/// in wasm) and 47 MB of memory. Looking the rows up first dequantises only those, with
+/// the same product per element, so the embedding is bit for bit the same.
+fn gather_before_dequantising(model: &mut TypedModel) -> TractResult<()> {
+    let mut patch = TypedModelPatch::default();
+    for node in model.nodes() {
+        let Some(gather) = node.op_as::<Gather>() else {
+            continue;
+        };
+        let table = node.inputs[0];
+        let product = model.node(table.node);
+        if gather.axis != 0 || model.outlet_successors(table).len() != 1 {
+            continue;
         }
-        match patch {
-            Some(folding) => folding.apply(&mut model)?,
-            None => return model.into_decluttered(),
+        let Some(TypedBinOp(op, None)) = product.op_as::<TypedBinOp>() else {
+            continue;
+        };
+        if !op.is::<Mul>() {
+            continue;
         }
+        let [dequantised, scale] = [product.inputs[0], product.inputs[1]];
+        let cast_node = model.node(dequantised.node);
+        let (Some(to), Some(scale)) = (
+            cast_node.op_as::<Cast>().map(|c| c.to),
+            model.outlet_fact(scale)?.konst.clone(),
+        ) else {
+            continue;
+        };
+        let Some(q) = model.outlet_fact(cast_node.inputs[0])?.konst.clone() else {
+            continue;
+        };
+        let rows = q.shape().first().copied();
+        if q.rank() != 2 || scale.shape() != [rows.unwrap_or(0), 1] {
+            continue;
+        }
+        let ids = patch.tap_model(model, node.inputs[1])?;
+        let name = &node.name;
+        let q = patch.add_const(format!("{name}.table"), q)?;
+        let scale = patch.add_const(format!("{name}.row_scale"), scale)?;
+        let rows = patch.wire_node(format!("{name}.rows"), gather.clone(), &[q, ids])?;
+        let rows = patch.wire_node(format!("{name}.rows_cast"), cast(to), &rows)?;
+        let scales = patch.wire_node(format!("{name}.scales"), gather.clone(), &[scale, ids])?;
+        let embedded =
+            patch.wire_node(format!("{name}.dequantised"), mul(), &[rows[0], scales[0]])?;
+        patch.shunt_outside(model, OutletId::new(node.id, 0), embedded[0])?;
     }
+    patch.apply(model)?;
+    // Drops the f32 tables the lookups no longer read.
+    model.compact()?;
+    Ok(())
 }
 
 /// Finds BERT's three inputs among the graph's, or says the file is not such a model.
-fn input_slots(model: &InferenceModel) -> Result<[usize; 3], EmbedError> {
+fn input_slots<F, O>(model: &Graph<F, O>) -> Result<[usize; 3], EmbedError>
+where
+    F: Fact + Clone + 'static,
+    O: std::fmt::Debug + std::fmt::Display + AsRef<dyn Op> + AsMut<dyn Op> + Clone + 'static,
+{
     let names: Vec<String> = model
         .input_outlets()
         .map_err(|e| EmbedError::BadModel(format!("{e:#}")))?

@@ -13,9 +13,9 @@ use std::rc::Rc;
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
-use web_sys::{DedicatedWorkerGlobalScope, MessageEvent};
+use web_sys::{Cache, DedicatedWorkerGlobalScope, MessageEvent};
 
-use remind_embedder::tract_embedder::TractEmbedder;
+use remind_embedder::tract_embedder::{CONVERTED_FORMAT, TractEmbedder};
 use remind_embedder_wire::{FromWorker, ToWorker, cache_name, from_js, to_js};
 
 /// Which of the worker's two builds this is (`scripts/build-relaxed-worker` builds the
@@ -28,11 +28,49 @@ const BUILD: &str = if cfg!(target_feature = "relaxed-simd") {
     "scalar"
 };
 
+/// The plans built before `Ready`: a question of up to 16 tokens (most of them) is
+/// answered without waiting for an optimisation. The 32-token plan is built after.
+const TOKENS_PLANNED_BEFORE_READY: usize = 16;
+/// The plans built once the first request is answered (or the worker idled after
+/// `Ready`), so later questions of up to 32 tokens do not wait either.
+const TOKENS_PLANNED_AFTER_READY: usize = 32;
+/// How long after `Ready` the deferred work starts if no request came first.
+const IDLE_AFTER_READY_MS: i32 = 1000;
+
 enum State {
     Empty,
     Loading,
-    Ready(Box<TractEmbedder>),
+    Ready(Box<TractEmbedder>, Option<Deferred>),
     Failed(String),
+}
+
+/// What is left to do after `Ready`, so the first embedding does not wait for it: the
+/// 32-token plan and, after a load from the ONNX file, keeping the converted model.
+struct Deferred {
+    /// Where to keep the conversion; `None` when the model came from it already (or
+    /// there is no Cache API).
+    keep_conversion: Option<KeepConversion>,
+}
+
+struct KeepConversion {
+    cache: Cache,
+    /// `converted_url` of the model.
+    url: String,
+    /// `converted_marker` of the model.
+    marker: String,
+}
+
+/// The cache URL of the model at `model_url` converted to tract's format (no server
+/// answers it): named by the tract and preparation that wrote it, so another worker's
+/// conversion is never read. The cache itself is named by the model's id.
+fn converted_url(model_url: &str) -> String {
+    format!("{model_url}.{CONVERTED_FORMAT}.tar")
+}
+
+/// What every converted URL of a model contains, to find older conversions.
+fn converted_marker(model_url: &str) -> String {
+    let name = model_url.rsplit('/').next().unwrap_or(model_url);
+    format!("{name}.tract-")
 }
 
 fn scope() -> DedicatedWorkerGlobalScope {
@@ -74,7 +112,10 @@ pub fn start() {
                         wasm_bindgen_futures::spawn_local(async move {
                             let loaded = load(&model_url, &vocab_url, &model_id).await;
                             *state.borrow_mut() = match loaded {
-                                Ok(embedder) => State::Ready(Box::new(embedder)),
+                                Ok((embedder, deferred)) => {
+                                    after_idle(&state);
+                                    State::Ready(Box::new(embedder), Some(deferred))
+                                }
                                 Err(error) => {
                                     post(&FromWorker::Failed {
                                         error: error.clone(),
@@ -85,7 +126,10 @@ pub fn start() {
                         });
                     }
                 }
-                Ok(ToWorker::Embed { id, texts }) => post(&embed(&state.borrow(), id, &texts)),
+                Ok(ToWorker::Embed { id, texts }) => {
+                    post(&embed(&state.borrow(), id, &texts));
+                    run_deferred(&state);
+                }
                 Err(e) => post(&FromWorker::Failed {
                     error: format!("the worker got a message it does not understand ({e})"),
                 }),
@@ -97,9 +141,67 @@ pub fn start() {
     post(&FromWorker::Started);
 }
 
+/// Runs `run_deferred` once the worker has been idle a moment after `Ready`, in case no
+/// request comes to trigger it.
+fn after_idle(state: &Rc<RefCell<State>>) {
+    let state = state.clone();
+    let callback = Closure::once_into_js(move || run_deferred(&state));
+    let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(
+        callback.unchecked_ref(),
+        IDLE_AFTER_READY_MS,
+    );
+}
+
+/// Does what `Ready` left for later, once: builds the 32-token plan, then writes the
+/// converted model and keeps it in the cache, saying so with `Converted`.
+fn run_deferred(state: &Rc<RefCell<State>>) {
+    let deferred = match &mut *state.borrow_mut() {
+        State::Ready(_, deferred) => deferred.take(),
+        _ => None,
+    };
+    let Some(deferred) = deferred else {
+        return;
+    };
+    let state = state.borrow();
+    let State::Ready(embedder, _) = &*state else {
+        return;
+    };
+    // A plan that fails to build fails the question that needs it, with its error.
+    let _ = embedder.warm_up_up_to(TOKENS_PLANNED_AFTER_READY);
+    let Some(KeepConversion { cache, url, marker }) = deferred.keep_conversion else {
+        return;
+    };
+    let started = now_ms();
+    let converted = embedder.converted();
+    wasm_bindgen_futures::spawn_local(async move {
+        let message = match converted {
+            Ok(mut bytes) => {
+                let stored = model_cache::store(&cache, &url, &mut bytes).await;
+                if stored.is_ok() {
+                    // Older conversions of this model are never read again.
+                    let _ = model_cache::forget_others(&cache, &marker, &url).await;
+                }
+                FromWorker::Converted {
+                    stored: stored.is_ok(),
+                    bytes: bytes.len() as f64,
+                    convert_ms: now_ms() - started,
+                    error: stored.err(),
+                }
+            }
+            Err(e) => FromWorker::Converted {
+                stored: false,
+                bytes: 0.0,
+                convert_ms: now_ms() - started,
+                error: Some(e.to_string()),
+            },
+        };
+        post(&message);
+    });
+}
+
 fn embed(state: &State, id: u32, texts: &[String]) -> FromWorker {
     let embedder = match state {
-        State::Ready(embedder) => embedder,
+        State::Ready(embedder, _) => embedder,
         State::Failed(error) => {
             return FromWorker::EmbedFailed {
                 id,
@@ -136,35 +238,116 @@ fn embed(state: &State, id: u32, texts: &[String]) -> FromWorker {
     }
 }
 
-async fn load(model_url: &str, vocab_url: &str, model_id: &str) -> Result<TractEmbedder, String> {
+/// Builds the embedder from the converted model kept in the cache when there is one
+/// that loads, else from the ONNX file (downloaded, or from the cache); posts `Ready`.
+async fn load(
+    model_url: &str,
+    vocab_url: &str,
+    model_id: &str,
+) -> Result<(TractEmbedder, Deferred), String> {
     let started = now_ms();
     // Without the Cache API (e.g. a non-secure origin) the files are simply downloaded
-    // on every visit.
+    // on every visit, and no conversion is kept.
     let cache = model_cache::open(&cache_name(model_id)).await.ok();
+    let converted_url = converted_url(model_url);
+    let vocab = model_cache::fetch(cache.as_ref(), vocab_url, &|_, _| {})
+        .await
+        .map_err(|e| e.to_string())?;
+    let vocab = String::from_utf8(vocab.bytes)
+        .map_err(|_| format!("{vocab_url} is not UTF-8 text; is it BERT's vocab.txt?"))?;
+    let converted = match &cache {
+        // A cache that cannot be read is a cache without the conversion.
+        Some(cache) => model_cache::cached(cache, &converted_url)
+            .await
+            .ok()
+            .flatten(),
+        None => None,
+    };
+    let mut init_ms = 0.0;
+    let onnx_because = match converted {
+        Some(bytes) => {
+            let download_ms = now_ms() - started;
+            post(&FromWorker::Initialising);
+            let init_started = now_ms();
+            match TractEmbedder::from_converted(model_id, &bytes, &vocab) {
+                Ok(embedder) => {
+                    drop(bytes);
+                    let ready = Loaded {
+                        from_cache: true,
+                        from_converted: true,
+                        onnx_because: None,
+                        download_ms,
+                        init_started,
+                    };
+                    ready.post(model_id, &embedder)?;
+                    let deferred = Deferred {
+                        keep_conversion: None,
+                    };
+                    return Ok((embedder, deferred));
+                }
+                Err(e) => {
+                    init_ms = now_ms() - init_started;
+                    format!("the converted model in the cache did not load ({e})")
+                }
+            }
+        }
+        None if cache.is_some() => "no converted model in the cache yet".to_string(),
+        None => "no Cache API here to keep a converted model in".to_string(),
+    };
     let progress = |loaded: f64, total: Option<f64>| post(&FromWorker::Progress { loaded, total });
     let model = model_cache::fetch(cache.as_ref(), model_url, &progress)
         .await
         .map_err(|e| e.to_string())?;
-    let vocab = model_cache::fetch(cache.as_ref(), vocab_url, &|_, _| {})
-        .await
-        .map_err(|e| e.to_string())?;
-    let download_ms = now_ms() - started;
+    let download_ms = now_ms() - started - init_ms;
     post(&FromWorker::Initialising);
-    let vocab = String::from_utf8(vocab.bytes)
-        .map_err(|_| format!("{vocab_url} is not UTF-8 text; is it BERT's vocab.txt?"))?;
-    let init_started = now_ms();
+    // A failed converted load counts as initialising time.
+    let init_started = now_ms() - init_ms;
     let embedder = TractEmbedder::new(model_id, &model.bytes, &vocab).map_err(|e| e.to_string())?;
-    // Plans for the two short buckets are built now, so the first question does not
-    // wait for an optimisation; longer buckets are built when first needed.
-    embedder.warm_up_up_to(32).map_err(|e| e.to_string())?;
-    post(&FromWorker::Ready {
-        model_id: model_id.to_string(),
+    drop(model.bytes);
+    let ready = Loaded {
         from_cache: model.from_cache,
+        from_converted: false,
+        onnx_because: Some(onnx_because),
         download_ms,
-        init_ms: now_ms() - init_started,
-        memory_bytes: memory_bytes(),
-        build: BUILD.to_string(),
-        matmul_kernels: embedder.matmul_kernels(),
-    });
-    Ok(embedder)
+        init_started,
+    };
+    ready.post(model_id, &embedder)?;
+    let deferred = Deferred {
+        keep_conversion: cache.map(|cache| KeepConversion {
+            cache,
+            url: converted_url,
+            marker: converted_marker(model_url),
+        }),
+    };
+    Ok((embedder, deferred))
+}
+
+/// How a load went, for its `Ready` message.
+struct Loaded {
+    from_cache: bool,
+    from_converted: bool,
+    onnx_because: Option<String>,
+    download_ms: f64,
+    init_started: f64,
+}
+
+impl Loaded {
+    /// Builds the plans a short question needs, then says the embedder is ready.
+    fn post(self, model_id: &str, embedder: &TractEmbedder) -> Result<(), String> {
+        embedder
+            .warm_up_up_to(TOKENS_PLANNED_BEFORE_READY)
+            .map_err(|e| e.to_string())?;
+        post(&FromWorker::Ready {
+            model_id: model_id.to_string(),
+            from_cache: self.from_cache,
+            download_ms: self.download_ms,
+            init_ms: now_ms() - self.init_started,
+            memory_bytes: memory_bytes(),
+            build: BUILD.to_string(),
+            matmul_kernels: embedder.matmul_kernels(),
+            from_converted: self.from_converted,
+            onnx_because: self.onnx_because,
+        });
+        Ok(())
+    }
 }

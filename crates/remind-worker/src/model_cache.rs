@@ -3,12 +3,13 @@
 //!
 //! Runs inside the embedder worker (any global with `caches` and `fetch` would do). A
 //! download streams its body so the page can show progress; it is cached only once it
-//! arrived whole, so an interrupted download is fetched again next time.
+//! arrived whole, so an interrupted download is fetched again next time. The worker also
+//! keeps its converted model here, under a URL of its own that no server answers.
 
 use js_sys::{Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{Cache, ReadableStreamDefaultReader, Response, WorkerGlobalScope};
+use web_sys::{Cache, ReadableStreamDefaultReader, Request, Response, WorkerGlobalScope};
 
 use remind_embedder_wire::CACHE_PREFIX;
 
@@ -66,23 +67,13 @@ pub async fn fetch(
         url: url.to_string(),
         detail,
     };
-    if let Some(cache) = cache {
-        let hit = JsFuture::from(cache.match_with_str(url))
-            .await
-            .map_err(|e| download(js_detail(e)))?;
-        if let Ok(response) = hit.dyn_into::<Response>() {
-            let buffer = JsFuture::from(
-                response
-                    .array_buffer()
-                    .map_err(|e| download(js_detail(e)))?,
-            )
-            .await
-            .map_err(|e| download(js_detail(e)))?;
-            return Ok(Fetched {
-                bytes: Uint8Array::new(&buffer).to_vec(),
-                from_cache: true,
-            });
-        }
+    if let Some(cache) = cache
+        && let Some(bytes) = cached(cache, url).await.map_err(download)?
+    {
+        return Ok(Fetched {
+            bytes,
+            from_cache: true,
+        });
     }
     let scope: WorkerGlobalScope = js_sys::global().unchecked_into();
     let response: Response = JsFuture::from(scope.fetch_with_str(url))
@@ -105,17 +96,62 @@ pub async fn fetch(
         .await
         .map_err(download)?;
     if let Some(cache) = cache {
-        // The response copies the bytes into its body; a failed put (quota) only costs
-        // the next visit a download.
-        let stored = Response::new_with_opt_u8_array(Some(&mut bytes));
-        if let Ok(stored) = stored {
-            let _ = JsFuture::from(cache.put_with_str(url, &stored)).await;
-        }
+        // A failed put (quota) only costs the next visit a download.
+        let _ = store(cache, url, &mut bytes).await;
     }
     Ok(Fetched {
         bytes,
         from_cache: false,
     })
+}
+
+/// The bytes `cache` holds for `url`, if it holds any.
+pub async fn cached(cache: &Cache, url: &str) -> Result<Option<Vec<u8>>, String> {
+    let hit = JsFuture::from(cache.match_with_str(url))
+        .await
+        .map_err(js_detail)?;
+    let Ok(response) = hit.dyn_into::<Response>() else {
+        return Ok(None);
+    };
+    let buffer = JsFuture::from(response.array_buffer().map_err(js_detail)?)
+        .await
+        .map_err(js_detail)?;
+    Ok(Some(Uint8Array::new(&buffer).to_vec()))
+}
+
+/// Keeps `bytes` in `cache` under `url` (the response copies them into its body).
+pub async fn store(cache: &Cache, url: &str, bytes: &mut [u8]) -> Result<(), String> {
+    let response = Response::new_with_opt_u8_array(Some(bytes)).map_err(js_detail)?;
+    JsFuture::from(cache.put_with_str(url, &response))
+        .await
+        .map_err(js_detail)?;
+    Ok(())
+}
+
+/// Deletes the entries of `cache` whose URL contains `marker` but is not `keep`: the
+/// conversions an older worker made, which this one would never read.
+pub async fn forget_others(cache: &Cache, marker: &str, keep: &str) -> Result<(), String> {
+    let keep = absolute(keep)?;
+    let requests = JsFuture::from(cache.keys()).await.map_err(js_detail)?;
+    for request in js_sys::Array::from(&requests).iter() {
+        let request: Request = request.unchecked_into();
+        let url = request.url();
+        if url.contains(marker) && url != keep {
+            JsFuture::from(cache.delete_with_request(&request))
+                .await
+                .map_err(js_detail)?;
+        }
+    }
+    Ok(())
+}
+
+/// `url` resolved against the worker's own, as the cache lists its keys.
+fn absolute(url: &str) -> Result<String, String> {
+    let scope: WorkerGlobalScope = js_sys::global().unchecked_into();
+    let base = scope.location().href();
+    web_sys::Url::new_with_base(url, &base)
+        .map(|u| u.href())
+        .map_err(js_detail)
 }
 
 async fn read_body(

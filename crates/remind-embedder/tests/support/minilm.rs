@@ -15,18 +15,24 @@ fn model_dir() -> PathBuf {
     cache.join("minilm")
 }
 
+/// The bytes of one of the installed model's files (`model.onnx`, `vocab.txt`).
+pub fn read(name: &str) -> Vec<u8> {
+    let path = model_dir().join(name);
+    std::fs::read(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {} ({e}): run scripts/setup-embedder to install the embedding model",
+            path.display()
+        )
+    })
+}
+
+/// BERT's vocabulary, as the embedder takes it.
+pub fn vocab() -> String {
+    String::from_utf8(read("vocab.txt")).expect("vocab.txt is UTF-8")
+}
+
 /// all-MiniLM-L6-v2 (int8), its embeddings tagged `model_id`.
 pub fn load(model_id: &str) -> TractEmbedder {
-    let dir = model_dir();
-    let read = |name: &str| {
-        std::fs::read(dir.join(name)).unwrap_or_else(|e| {
-            panic!(
-                "cannot read {} ({e}): run scripts/setup-embedder to install the embedding model",
-                dir.join(name).display()
-            )
-        })
-    };
-    let vocab = String::from_utf8(read("vocab.txt")).expect("vocab.txt is UTF-8");
-    TractEmbedder::new(model_id, &read("model.onnx"), &vocab)
+    TractEmbedder::new(model_id, &read("model.onnx"), &vocab())
         .expect("the model and vocabulary load")
 }
