@@ -607,11 +607,11 @@ fn read_record(item: Value, path: &str, problems: &mut Problems) -> Option<Memor
         problems,
     };
     check_lesson_fields(&mut fields);
-    check_bookkeeping_fields(&mut fields);
+    let embedding = check_bookkeeping_fields(&mut fields);
     if problems.list.len() + problems.dropped > before {
         return None;
     }
-    decode_record(item, path, problems)
+    decode_record(item, embedding, path, problems)
 }
 
 /// What the record teaches: its id and key, its question, its kind and texts, and
@@ -657,8 +657,9 @@ fn check_lesson_texts(fields: &mut Fields<'_, '_>, kind: Option<StoredKindName>)
 }
 
 /// What the memory keeps about the record: where it came from, when, its version and
-/// links, its state, its counts, its last change and its embedding.
-fn check_bookkeeping_fields(fields: &mut Fields<'_, '_>) {
+/// links, its state, its counts, its last change and its embedding, which is returned
+/// as read when it passed (a packed vector is decoded once, here).
+fn check_bookkeeping_fields(fields: &mut Fields<'_, '_>) -> Option<StoredEmbedding> {
     fields.variant::<StoredSource>("source");
     fields.integer("created_at", i64::MIN, i64::MAX);
     fields.integer("version", 1, i64::from(u32::MAX));
@@ -674,25 +675,31 @@ fn check_bookkeeping_fields(fields: &mut Fields<'_, '_>) {
         change.variant::<StoredActor>("by");
         change.variant::<StoredChangeReason>("reason");
     });
+    let mut read = None;
     fields.optional_object("embedding", |embedding| {
-        embedding.string("model");
-        if let Some(vector) = embedding.required("vector") {
-            check_vector(embedding, vector);
-        }
+        let model = embedding.string("model");
+        let vector = embedding
+            .required("vector")
+            .and_then(|vector| check_vector(embedding, vector));
+        read = model
+            .zip(vector)
+            .and_then(|(model, vector)| StoredEmbedding::new(model, vector).ok());
     });
+    read
 }
 
-/// The record as the domain holds it, from an item whose fields all passed.
-fn decode_record(mut item: Value, path: &str, problems: &mut Problems) -> Option<MemoryRecord> {
-    // Read apart, since it may be packed; its fields were checked like the others.
-    let embedding = item
-        .as_object_mut()
-        .and_then(|object| object.remove("embedding"))
-        .and_then(|embedding| {
-            let model = embedding.get("model")?.as_str()?;
-            let vector = read_vector(embedding.get("vector")?).ok()?;
-            StoredEmbedding::new(model, vector).ok()
-        });
+/// The record as the domain holds it, from an item whose fields all passed and the
+/// embedding their check read.
+fn decode_record(
+    mut item: Value,
+    embedding: Option<StoredEmbedding>,
+    path: &str,
+    problems: &mut Problems,
+) -> Option<MemoryRecord> {
+    // Read apart by the check, since it may be packed, which the stored form is not.
+    if let Some(object) = item.as_object_mut() {
+        object.remove("embedding");
+    }
     // The field checks cover every field; this is the last word on the shape, so a
     // gap between them and the record type is still reported rather than let through.
     match serde_json::from_value::<StoredRecord>(item) {
@@ -810,19 +817,23 @@ fn check_exceptions(fields: &mut Fields<'_, '_>, kind: Option<StoredKindName>) {
 /// models' a few thousand. A longer vector is no embedding, whatever its length.
 pub const MAX_EMBEDDING_NUMBERS: usize = 4096;
 
-/// An embedding's `vector`, checked as [`read_vector`] reads it.
-fn check_vector(fields: &mut Fields<'_, '_>, vector: &Value) {
-    if let Err(problem) = read_vector(vector) {
-        let path = fields.at("vector");
-        fields.problems.push(match problem {
-            VectorProblem::NotAVector => wrong_type(
-                &path,
-                "a packed vector (base64) or an array of numbers",
-                vector,
-            ),
-            VectorProblem::Invalid(detail) => ImportError::Invalid { path, detail },
-        });
-    }
+/// An embedding's `vector` as [`read_vector`] reads it, or `None` with its problem
+/// noted.
+fn check_vector(fields: &mut Fields<'_, '_>, vector: &Value) -> Option<Vec<f32>> {
+    let problem = match read_vector(vector) {
+        Ok(numbers) => return Some(numbers),
+        Err(problem) => problem,
+    };
+    let path = fields.at("vector");
+    fields.problems.push(match problem {
+        VectorProblem::NotAVector => wrong_type(
+            &path,
+            "a packed vector (base64) or an array of numbers",
+            vector,
+        ),
+        VectorProblem::Invalid(detail) => ImportError::Invalid { path, detail },
+    });
+    None
 }
 
 /// Why a `vector` is no embedding.
