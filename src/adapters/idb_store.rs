@@ -573,18 +573,23 @@ fn take_binary_embedding(value: &JsValue) -> Option<StoredVector> {
 /// the whole cannot be made text (a row holding a cycle or a BigInt, which no Remind
 /// writes), each row is made text on its own, so the failure names that read.
 fn json_texts(values: &Array) -> Result<Vec<String>, StoreError> {
-    if let Ok(whole) = JSON::stringify(values) {
-        let whole = String::from(whole);
-        if let Ok(parts) = serde_json::from_str::<Vec<&serde_json::value::RawValue>>(&whole)
-            && parts.len() == values.length() as usize
-        {
-            return Ok(parts
-                .into_iter()
-                .map(|part| part.get().to_owned())
-                .collect());
-        }
+    match whole_json_texts(values) {
+        Some(texts) => Ok(texts),
+        None => values.iter().map(|value| json_text(&value)).collect(),
     }
-    values.iter().map(|value| json_text(&value)).collect()
+}
+
+/// Each of `values` as JSON text, from one `JSON.stringify` of the whole array; `None`
+/// when the whole cannot be made text.
+fn whole_json_texts(values: &Array) -> Option<Vec<String>> {
+    let whole = String::from(JSON::stringify(values).ok()?);
+    let parts = serde_json::from_str::<Vec<&serde_json::value::RawValue>>(&whole).ok()?;
+    (parts.len() == values.length() as usize).then(|| {
+        parts
+            .into_iter()
+            .map(|part| part.get().to_owned())
+            .collect()
+    })
 }
 
 /// The binary embedding a row holds itself (schema 3 kept it there).
@@ -1058,12 +1063,12 @@ fn finite_number_test() -> Option<Function> {
         .ok()
 }
 
-/// Each of `values` as JSON text where it can be made one (see [`json_texts`]), `None`
-/// for a value that cannot.
+/// Each of `values` as JSON text where it can be made one (as [`json_texts`] makes
+/// them), `None` for a value that cannot.
 fn texts_where_possible(values: &Array) -> Vec<Option<String>> {
-    match json_texts(values) {
-        Ok(texts) => texts.into_iter().map(Some).collect(),
-        Err(_) => values.iter().map(|value| json_text(&value).ok()).collect(),
+    match whole_json_texts(values) {
+        Some(texts) => texts.into_iter().map(Some).collect(),
+        None => values.iter().map(|value| json_text(&value).ok()).collect(),
     }
 }
 
