@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { scratchDir } from '../tests/e2e/helpers.mjs';
 import { startStaticServer } from '../tests/e2e/static-server.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -59,7 +60,7 @@ function preflight() {
 
 /** One directory for tests/e2e/static-server.mjs: symlinks to dist/'s entries and the mounts. */
 function siteDir() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'remind-bench-site-'));
+  const dir = scratchDir('bench-site');
   const entries = fs.existsSync(DIST) ? fs.readdirSync(DIST) : [];
   for (const e of entries) fs.symlinkSync(path.join(DIST, e), path.join(dir, e));
   for (const [at, target] of Object.entries(MOUNTS)) fs.symlinkSync(target, path.join(dir, at));
@@ -247,7 +248,7 @@ try {
   for (const engine of ONLY_TJS ? ['tjs'] : ['remind', 'tjs']) {
     runs[engine] = {};
     // Each engine gets its own fresh profile, so its cold load is truly cold.
-    const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), `remind-bench-${engine}-`));
+    const profileDir = scratchDir(`bench-${engine}`);
     profiles.push(profileDir);
     for (const phase of ['cold', 'warm']) {
       console.error(`bench: ${engine} ${phase}…`);

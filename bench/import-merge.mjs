@@ -8,10 +8,9 @@
 // is responsive when no task is much over 50 ms (the longtask threshold); the target
 // for this merge is at most 100 ms.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { largeExport } from '../tests/e2e/large-export.mjs';
-import { firstPage, freshProfileDir, launch, openApp, serveDist, waitForMemoryCount, waitForText } from '../tests/e2e/helpers.mjs';
+import { firstPage, freshProfileDir, launch, openApp, serveDist, waitForMemoryCount, waitForText, scratchDir } from '../tests/e2e/helpers.mjs';
 
 const args = process.argv.slice(2);
 const flag = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] : def);
@@ -68,7 +67,7 @@ async function run(site, file) {
   }
 }
 
-const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'remind-bench-merge-')), 'large.json');
+const file = path.join(scratchDir('bench-merge'), 'large.json');
 fs.writeFileSync(file, JSON.stringify(largeExport(LESSONS)));
 const site = await serveDist();
 try {

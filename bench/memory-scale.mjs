@@ -29,12 +29,11 @@
 // asserted. An import file is limited to 5 MiB, about 11 500 of these lessons, so
 // 100 000 lessons cannot be imported in one file and are not measured here.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { largeExport } from '../tests/e2e/large-export.mjs';
 import { startFakeLlm } from '../tests/e2e/fake-llm-server.mjs';
 import {
-  firstPage, freshProfileDir, launch, openApp, saveSettings, serveDist, waitForMemoryCount, waitForText,
+  firstPage, freshProfileDir, launch, openApp, saveSettings, serveDist, waitForMemoryCount, waitForText, scratchDir,
 } from '../tests/e2e/helpers.mjs';
 
 const args = process.argv.slice(2);
@@ -100,13 +99,13 @@ async function timedExport(page, lessons) {
   const started = Date.now();
   const [download] = await Promise.all([page.waitForEvent('download', { timeout: 120_000 }), page.click('#export-button')]);
   const ms = Date.now() - started;
-  const saved = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'remind-bench-export-')), 'export.json');
+  const saved = path.join(scratchDir('bench-export'), 'export.json');
   await download.saveAs(saved);
   return { ms, bytes: fs.statSync(saved).size };
 }
 
 async function measure(site, fake, lessons) {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'remind-bench-scale-')), 'memory.json');
+  const file = path.join(scratchDir('bench-scale'), 'memory.json');
   const embeddingModel = IMPORT_EMBEDDINGS ? pageModelId() : undefined;
   fs.writeFileSync(file, JSON.stringify(largeExport(lessons, { embeddingModel })));
   const context = await launch(freshProfileDir('bench-scale'));

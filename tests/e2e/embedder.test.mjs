@@ -2,12 +2,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { queryFromPrompt } from './fake-llm-server.mjs';
 import {
   ask, correct, DIST, fakeLlmAndSite, fakeRequests, firstPage, freshProfileDir, launch, openApp, saveSettings, serveDist,
-  waitForEmbedder, waitForMemoryCount,
+  waitForEmbedder, waitForMemoryCount, scratchDir,
 } from './helpers.mjs';
 
 const CLARIFICATION = 'when I ask for like, I want a synonym.';
@@ -71,7 +70,7 @@ test('a rephrased question reuses a lesson by meaning, and the next visit loads 
 
 test('when the model cannot load, the page says so and matches questions by wording', { timeout: 180_000 }, async () => {
   // The same page, served without its model files.
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'remind-no-model-'));
+  const dir = scratchDir('no-model');
   for (const entry of fs.readdirSync(DIST)) {
     if (entry !== 'minilm') fs.symlinkSync(path.join(DIST, entry), path.join(dir, entry));
   }

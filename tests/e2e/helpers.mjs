@@ -24,9 +24,29 @@ const CHROMIUM_ARGS = [
   '--no-first-run',
 ];
 
+/**
+ * Every directory a test or benchmark process makes lives under this one root, removed
+ * when the process exits. A browser profile keeps the model and its converted copy in
+ * its cache (about 80 MB), and a CI run opens over a hundred of them: left behind, they
+ * filled the CI machine's disk mid-run.
+ */
+const SCRATCH_ROOT = fs.mkdtempSync(path.join(os.tmpdir(), 'remind-e2e-'));
+process.on('exit', () => {
+  try {
+    fs.rmSync(SCRATCH_ROOT, { recursive: true, force: true, maxRetries: 3 });
+  } catch (err) {
+    console.error(`could not remove ${SCRATCH_ROOT}: ${err.message}`);
+  }
+});
+
+/** A fresh, empty directory, removed with the rest of this process's scratch. */
+export function scratchDir(label) {
+  return fs.mkdtempSync(path.join(SCRATCH_ROOT, `${label}-`));
+}
+
 /** A fresh, empty browser profile directory. */
 export function freshProfileDir(label = 'profile') {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `remind-e2e-${label}-`));
+  return scratchDir(label);
 }
 
 /**

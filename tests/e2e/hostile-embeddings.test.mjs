@@ -2,12 +2,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { queryFromPrompt } from './fake-llm-server.mjs';
 import {
   ask, correct, fakeLlmAndSite, fakeRequests, firstPage, freshApp, freshProfileDir, launch, openApp, saveSettings,
-  waitForEmbedder, waitForMemoryCount, storedRows, putRawRows,
+  waitForEmbedder, waitForMemoryCount, storedRows, putRawRows, scratchDir,
 } from './helpers.mjs';
 
 const CLARIFICATION = 'when I ask for like, I want a synonym.';
@@ -85,7 +84,7 @@ test('a stored embedding of 3e38s beside a good lesson does not stop a rephrasin
 });
 
 test('an import whose embedding holds 1e39 is refused naming the field, and nothing is written', { timeout: 150_000 }, async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'remind-hostile-import-'));
+  const dir = scratchDir('hostile-import');
   const fileWith = (name, vector) => {
     const record = {
       id: 'imported-1', key: 'what is like < > ?', question: 'What is like < fast > ?', clarification: CLARIFICATION,

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  ask, fakeLlmAndSite, firstPage, freshProfileDir, launch, openApp, saveSettings, waitForMemoryCount, waitForText, secondWindow, storedRows, putRawRows,
+  ask, fakeLlmAndSite, firstPage, freshProfileDir, launch, openApp, saveSettings, waitForMemoryCount, waitForText, secondWindow, storedRows, putRawRows, scratchDir,
 } from './helpers.mjs';
 
 const env = fakeLlmAndSite();
@@ -328,7 +328,7 @@ test('an imported record reusing the id of another question is a conflict and th
     const file = JSON.parse(fs.readFileSync(await download.path(), 'utf8').replace(/^\uFEFF/, ''));
     const record = file.records.find((r) => r.id === stored.id);
     Object.assign(record, { question: 'What is unlike < cold > ?', key: 'what is unlike < > ?', clarification: 'I want an antonym' });
-    const hostile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'remind-reused-')), 'hostile.json');
+    const hostile = path.join(scratchDir('reused'), 'hostile.json');
     fs.writeFileSync(hostile, JSON.stringify(file));
 
     await page.setInputFiles('#import-file', hostile);

@@ -2,14 +2,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fakeLlmAndSite, freshApp, storedRows, waitForMemoryCount, waitForText } from './helpers.mjs';
+import { fakeLlmAndSite, freshApp, storedRows, waitForMemoryCount, waitForText, scratchDir } from './helpers.mjs';
 import { largeExport } from './large-export.mjs';
 
 const LESSONS = 11_500;
 const env = fakeLlmAndSite();
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'remind-large-'));
+const dir = scratchDir('large');
 
 function writeFile(name, document) {
   const file = path.join(dir, name);

@@ -2,10 +2,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import {
-  ask, correct, fakeLlmAndSite, fakeRequests, firstPage, freshApp, freshProfileDir, launch, openApp, saveSettings, storedRows, waitForMemoryCount, waitForText,
+  ask, correct, fakeLlmAndSite, fakeRequests, firstPage, freshApp, freshProfileDir, launch, openApp, saveSettings, storedRows, waitForMemoryCount, waitForText, scratchDir,
 } from './helpers.mjs';
 
 const CLARIFICATION = 'when I ask for like, I want a synonym.';
@@ -17,7 +16,7 @@ async function openTransfer(page) {
 }
 
 test('a memory exported from one profile applies after import into a fresh one', { timeout: 120_000 }, async () => {
-  const exported = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'remind-export-')), 'memory.json');
+  const exported = path.join(scratchDir('export'), 'memory.json');
 
   const first = await launch(freshProfileDir('export'));
   try {
@@ -77,7 +76,7 @@ async function waitForEmbedded(page, n, timeout = 30_000) {
 }
 
 test('a memory exported with its embeddings brings them into a browser that cannot compute them, bit for bit', { timeout: 120_000 }, async () => {
-  const exported = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'remind-export-')), 'memory.json');
+  const exported = path.join(scratchDir('export'), 'memory.json');
   let vector;
   const first = await launch(freshProfileDir('export-embedded'));
   try {
@@ -138,7 +137,7 @@ test('a memory exported with its embeddings brings them into a browser that cann
 });
 
 test('a malformed or hostile file is refused with the field named, and nothing changes', { timeout: 90_000 }, async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'remind-bad-'));
+  const dir = scratchDir('bad');
   const files = {
     'not-json.json': ['{ this is not json', /JSON/i],
     'wrong-format.json': [JSON.stringify({ format: 'something-else', version: 1, exported_at: 0, app_version: 'x', records: [] }), /format/],
