@@ -5,6 +5,7 @@
 //! passed in, so every rule is testable natively and shared by the page, the harness and
 //! the tests. The crate depends on no platform crate, so the compiler keeps it so.
 
+pub mod dot_product;
 pub mod export;
 pub mod import;
 pub mod import_plan;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::dot_product::dot_product;
 use crate::memory_key::MemoryKey;
 use crate::request_pattern::RequestPattern;
 
@@ -202,6 +203,9 @@ pub struct MemoryRecord {
 pub struct StoredEmbedding {
     model: Arc<str>,
     vector: Arc<[f32]>,
+    /// The vector's squared length as [`dot_product`] sums it: summed once here rather
+    /// than again for every question it is compared with.
+    squared_length: f32,
 }
 
 /// How far a vector's length may be from 1 and still count as a sentence embedding.
@@ -248,6 +252,7 @@ impl StoredEmbedding {
         StoredEmbedding::check(&vector)?;
         Ok(StoredEmbedding {
             model: Arc::from(model.into()),
+            squared_length: dot_product(&vector, &vector),
             vector: Arc::from(vector),
         })
     }
@@ -280,6 +285,11 @@ impl StoredEmbedding {
 
     pub fn vector(&self) -> &[f32] {
         &self.vector
+    }
+
+    /// `dot_product(vector, vector)`, summed when the embedding was made.
+    pub fn squared_length(&self) -> f32 {
+        self.squared_length
     }
 }
 

@@ -3,6 +3,7 @@
 //! The embeddings come from the `Embedder` port outside the domain (MiniLM through tract
 //! in the page); this module only compares vectors, so it is exact and testable natively.
 
+use crate::dot_product::dot_product;
 use crate::record::{MemoryRecord, StoredEmbedding};
 use crate::retrieval::{Decision, Lookup, Query, Retriever, Score, Scored, nearest};
 
@@ -11,32 +12,17 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     if a.len() != b.len() || a.is_empty() {
         return 0.0;
     }
-    // Eight running sums of each kind, one per lane, instead of one: they do not wait
-    // on each other, so the compiler keeps them in vector registers (the browser build
-    // has simd128). A question is compared with every stored lesson: at 100 000 the
-    // single sums were most of a question's own time.
-    const LANES: usize = 8;
-    let (mut dot, mut na, mut nb) = ([0.0f32; LANES], [0.0f32; LANES], [0.0f32; LANES]);
-    let (a_lanes, b_lanes) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let (a_rest, b_rest) = (a_lanes.remainder(), b_lanes.remainder());
-    for (x, y) in a_lanes.zip(b_lanes) {
-        for lane in 0..LANES {
-            dot[lane] += x[lane] * y[lane];
-            na[lane] += x[lane] * x[lane];
-            nb[lane] += y[lane] * y[lane];
-        }
-    }
-    let (mut dot, mut na, mut nb): (f32, f32, f32) =
-        (dot.iter().sum(), na.iter().sum(), nb.iter().sum());
-    for (x, y) in a_rest.iter().zip(b_rest) {
-        dot += x * y;
-        na += x * x;
-        nb += y * y;
-    }
-    if na == 0.0 || nb == 0.0 {
+    cosine_of(dot_product(a, b), dot_product(a, a), dot_product(b, b))
+}
+
+/// The cosine of two vectors from their dot product and the squares of their lengths,
+/// each summed by [`dot_product`]: what [`cosine`] returns, to the bit, when the
+/// squares were summed beforehand (a stored embedding keeps its own).
+fn cosine_of(dot: f32, squares_a: f32, squares_b: f32) -> f32 {
+    if squares_a == 0.0 || squares_b == 0.0 {
         return 0.0;
     }
-    dot / (na.sqrt() * nb.sqrt())
+    dot / (squares_a.sqrt() * squares_b.sqrt())
 }
 
 /// Accepts the most similar stored question when its cosine is at least `tau`.
@@ -53,12 +39,21 @@ impl SemanticRetriever {
         query: &[f32],
         candidates: &[&'r MemoryRecord],
     ) -> Option<(&'r MemoryRecord, f32)> {
+        // Only the dot product is summed per lesson: the question's length is summed
+        // once here, and each stored embedding summed its own when it was made.
+        let query_squares = dot_product(query, query);
         // `nearest` minimises, so minimise the negated similarity.
         nearest(candidates, |r| {
             r.embedding
                 .as_ref()
                 .filter(|e| e.vector().len() == query.len())
-                .map(|e| -cosine(query, e.vector()))
+                .map(|e| {
+                    -cosine_of(
+                        dot_product(query, e.vector()),
+                        query_squares,
+                        e.squared_length(),
+                    )
+                })
         })
         .map(|(r, negated)| (r, -negated))
     }
