@@ -102,11 +102,21 @@ fn question_text(question: &str) -> String {
 /// Embeds `question` as [`embed_question`] does, and nothing else, when a model is
 /// ready: called while the question is being typed, so that an embedder that
 /// remembers ([`crate::remembered_embeddings::RememberedEmbeddings`]) has its vector
-/// when it is asked. A failure is left for the ask, which matches by wording then.
-pub async fn prepare_question(embedder: &impl EmbeddingService, question: &str) {
-    if matches!(embedder.status(), EmbedderStatus::Ready { .. }) {
-        let _ = embedder.embed(&[question_text(question)]).await;
+/// when it is asked. The vector, when there is one retrieval can compare; a failure
+/// is left for the ask, which matches by wording then.
+pub async fn prepare_question(
+    embedder: &impl EmbeddingService,
+    question: &str,
+) -> Option<Vec<f32>> {
+    if !matches!(embedder.status(), EmbedderStatus::Ready { .. }) {
+        return None;
     }
+    let vector = embedder
+        .embed(&[question_text(question)])
+        .await
+        .ok()?
+        .pop()?;
+    StoredEmbedding::check(&vector).is_ok().then_some(vector)
 }
 
 /// Embeds up to `at_most` of the lessons in `view` that lack an embedding from the

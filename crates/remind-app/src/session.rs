@@ -39,7 +39,9 @@ use remind_core::record::{MemoryRecord, Reach, RecordId};
 use remind_core::reflection::{self, AcceptPreview, RuleProposal};
 use remind_core::retrieval::{HybridRetriever, LevenshteinRetriever, Retriever};
 use remind_core::stored_rows::UnreadableRecord;
-use remind_core::turn::{ExampleSelection, LessonMatching, PreparedTurn, TurnInput, build_turn};
+use remind_core::turn::{
+    ExampleSelection, LessonMatching, PreparedTurn, TurnError, TurnInput, build_turn,
+};
 use remind_core::verified_examples::ExampleBudget;
 use remind_core::withdrawal::{UndoOutcome, Undone};
 
@@ -79,6 +81,13 @@ enum MemoryUse<'a> {
     None,
 }
 
+impl MemoryUse<'static> {
+    /// The memory as the settings choose, no one-time clarification: a plain ask.
+    const WITH_MEMORY: Self = MemoryUse::Read {
+        one_time_clarification: None,
+    };
+}
+
 pub struct Session<S, L, C, I, P, E> {
     ports: Ports<S, L, C, I, P, E>,
     /// The one owner of the memory as loaded: the page watches it (invariant 10)
@@ -93,6 +102,21 @@ pub struct Session<S, L, C, I, P, E> {
     /// they are in, no lesson is embedded afresh, since most of those waiting only wait
     /// for the read.
     loads_reading_embeddings: Cell<usize>,
+    /// The turn built for the question being typed ([`Session::prepare_question`]),
+    /// taken by the ask that follows when nothing it was built from has changed.
+    turn_ahead: RefCell<Option<TurnAhead>>,
+}
+
+/// A turn built before it was asked, with everything it was built from: `build_turn`
+/// is a function of these alone, so an ask with the same ones would build the same
+/// turn. With ten thousand lessons that is milliseconds of comparing vectors, spent
+/// while the person pauses typing rather than after they ask.
+struct TurnAhead {
+    question: String,
+    memory: Arc<FeedbackMemory>,
+    settings: Settings,
+    embedding: Option<Vec<f32>>,
+    prepared: PreparedTurn,
 }
 
 impl<S, L, C, I, P, E> Session<S, L, C, I, P, E>
@@ -117,6 +141,7 @@ where
             template: PromptTemplate::general(),
             example_budget: ExampleBudget::default(),
             loads_reading_embeddings: Cell::new(0),
+            turn_ahead: RefCell::new(None),
         }
     }
 
@@ -486,23 +511,49 @@ where
         })
     }
 
-    /// The turn as it would be sent now, and a fresh id for it.
+    /// The turn as it would be sent now, and a fresh id for it: the one built while
+    /// the question was typed when nothing it was built from has changed since.
     async fn prepare(
         &self,
         question: &str,
         memory_use: MemoryUse<'_>,
     ) -> Result<(PreparedTurn, TurnId), AskError> {
         let settings = self.settings();
-        let (embedding, one_time_clarification) = match memory_use {
-            MemoryUse::Read {
-                one_time_clarification,
-            } => (
-                self.question_embedding(question).await,
-                one_time_clarification,
-            ),
-            MemoryUse::None => (None, None),
+        let embedding = match memory_use {
+            MemoryUse::Read { .. } => self.question_embedding(question).await,
+            MemoryUse::None => None,
         };
-        // The hybrid retriever while the embedder is ready; by wording otherwise.
+        let memory = self.memory.get();
+        let ahead = self.turn_ahead.take().filter(|ahead| {
+            memory_use == MemoryUse::WITH_MEMORY
+                && ahead.question == question
+                && Arc::ptr_eq(&ahead.memory, &memory)
+                && ahead.settings == settings
+                && ahead.embedding == embedding
+        });
+        let prepared = match ahead {
+            Some(ahead) => ahead.prepared,
+            None => self.build(
+                question,
+                &memory,
+                &settings,
+                embedding.as_deref(),
+                memory_use,
+            )?,
+        };
+        Ok((prepared, TurnId(self.ports.ids.next_id().0)))
+    }
+
+    /// `build_turn` with the page's configuration: the hybrid retriever while the
+    /// embedder is ready (`embedding` is the question's), by wording otherwise.
+    fn build(
+        &self,
+        question: &str,
+        memory: &FeedbackMemory,
+        settings: &Settings,
+        embedding: Option<&[f32]>,
+        memory_use: MemoryUse<'_>,
+    ) -> Result<PreparedTurn, TurnError> {
         let retriever: Box<dyn Retriever> = match embedding {
             Some(_) => Box::new(HybridRetriever {
                 tau: settings.semantic_tau,
@@ -510,22 +561,27 @@ where
             None => Box::new(LevenshteinRetriever::default()),
         };
         let mut config = ask::page_turn_config(
-            &settings,
+            settings,
             &self.template,
             retriever.as_ref(),
             self.example_budget,
         );
-        if memory_use == MemoryUse::None {
-            config.lessons = LessonMatching::Off;
-            config.examples = ExampleSelection::None;
-        }
+        let one_time_clarification = match memory_use {
+            MemoryUse::Read {
+                one_time_clarification,
+            } => one_time_clarification,
+            MemoryUse::None => {
+                config.lessons = LessonMatching::Off;
+                config.examples = ExampleSelection::None;
+                None
+            }
+        };
         let input = TurnInput {
             question,
-            question_embedding: embedding.as_deref(),
+            question_embedding: embedding,
             one_time_clarification,
         };
-        let prepared = build_turn(&self.memory.get(), &config, &input)?;
-        Ok((prepared, TurnId(self.ports.ids.next_id().0)))
+        build_turn(memory, &config, &input)
     }
 
     /// Where the embedding model stands (the page shows it beside the ask form).
@@ -533,11 +589,30 @@ where
         self.ports.embedder.status()
     }
 
-    /// Embeds a question while it is being typed, so that asking it does not wait for
-    /// the model: the page's embedder remembers the last few it embedded
-    /// ([`crate::remembered_embeddings::RememberedEmbeddings`]). Nothing is stored.
+    /// Gets a question ready while it is being typed, so that asking it waits for
+    /// neither the model nor the memory: embeds it (the page's embedder remembers the
+    /// last few it embedded, [`crate::remembered_embeddings::RememberedEmbeddings`]),
+    /// then builds its turn against the memory as it is, for the ask to take if the
+    /// memory, the settings and the embedding are still the same then. Nothing is
+    /// stored and nothing is sent.
     pub async fn prepare_question(&self, question: &str) {
-        question_embedding::prepare_question(&self.ports.embedder, question).await;
+        let embedding = question_embedding::prepare_question(&self.ports.embedder, question).await;
+        let (memory, settings) = (self.memory.get(), self.settings());
+        let built = self.build(
+            question,
+            &memory,
+            &settings,
+            embedding.as_deref(),
+            MemoryUse::WITH_MEMORY,
+        );
+        // A question the ask would refuse (empty) is refused again then.
+        *self.turn_ahead.borrow_mut() = built.ok().map(|prepared| TurnAhead {
+            question: question.to_string(),
+            memory,
+            settings,
+            embedding,
+            prepared,
+        });
     }
 
     /// The question's embedding when the model is ready, embedding stored lessons that

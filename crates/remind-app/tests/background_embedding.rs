@@ -6,13 +6,15 @@
 
 use remind_test_support as support;
 
+use remind_app::correct::Correction;
 use remind_app::ports::{MemoryStore, StoreChange};
 use remind_app::question_embedding::{LESSONS_EMBEDDED_WITH_A_QUESTION, LessonsEmbedded};
 use remind_app::remembered_embeddings::RememberedEmbeddings;
 use remind_app::session::{Ports, Session};
 use remind_core::memory::{FeedbackMemory, Lesson};
-use remind_core::record::{RecordId, Timestamp};
+use remind_core::record::{Reach, RecordId, Timestamp};
 use remind_core::sentence_embedding::{EmbedError, Embedder};
+use remind_core::write_gate::Durability;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use support::in_memory_store::InMemoryStore;
@@ -166,4 +168,82 @@ fn a_question_prepared_while_typed_is_asked_without_embedding_it_again() {
     assert_eq!(model.0.get(), before + 1, "embedded while typed");
     block_on(session.ask("What is like < slow > ?")).expect("answered");
     assert_eq!(model.0.get(), before + 1, "not embedded again when asked");
+}
+
+fn typed_session(
+    store: &SharedStore,
+    ids: &'static str,
+) -> support::scripted::SessionWith<RememberedEmbeddings<InProcessEmbeddings<CountingModel>>> {
+    session_with(
+        store,
+        ids,
+        RememberedEmbeddings::new(InProcessEmbeddings(CountingModel::default())),
+    )
+}
+
+#[test]
+fn a_turn_built_while_the_question_was_typed_is_the_turn_asking_it_builds() {
+    let (typed, asked) = (store_with_lessons(3), store_with_lessons(3));
+    let (typed, asked) = (
+        typed_session(&typed, "typed"),
+        typed_session(&asked, "asked"),
+    );
+    // The first question embeds the stored lessons, which changes the memory.
+    for session in [&typed, &asked] {
+        block_on(session.ask("What is like < fast > ?")).expect("answered");
+    }
+    let question = "What is the colour of item 1 like < slow > ?";
+    block_on(typed.prepare_question(question));
+    let built_ahead = block_on(typed.ask(question)).expect("answered");
+    let built_when_asked = block_on(asked.ask(question)).expect("answered");
+    assert_eq!(built_ahead.prepared, built_when_asked.prepared);
+    assert!(
+        !built_ahead.prepared.applied.is_empty(),
+        "the stored lessons apply: {:?}",
+        built_ahead.prepared.applied
+    );
+}
+
+#[test]
+fn a_lesson_taught_after_the_question_was_typed_applies_when_it_is_asked() {
+    let session = typed_session(&SharedStore::default(), "taught");
+    let misread = block_on(session.ask("What is like < fast > ?")).expect("answered");
+    let question = "What is like < slow > ?";
+    block_on(session.prepare_question(question));
+    block_on(session.correct(
+        &misread,
+        Correction {
+            clarification: "when I ask for like, I want a synonym".into(),
+            durability: Durability::Lasting,
+            reach: Reach::default(),
+        },
+    ))
+    .expect("stored");
+    let turn = block_on(session.ask(question)).expect("answered");
+    assert_eq!(turn.prepared.applied.len(), 1, "{:?}", turn.prepared);
+    assert!(
+        turn.prepared.query.contains("I want a synonym"),
+        "{}",
+        turn.prepared.query
+    );
+}
+
+#[test]
+fn a_question_typed_then_asked_with_a_clarification_for_this_turn_gets_that_clarification() {
+    let session = typed_session(&store_with_lessons(1), "once");
+    block_on(session.ask("What is like < fast > ?")).expect("answered");
+    let question = "What is the colour of item 0 like < slow > ?";
+    block_on(session.prepare_question(question));
+    let turn = block_on(session.ask_with(question, Some("just this once, I want a shade of red")))
+        .expect("answered");
+    assert!(
+        turn.prepared.applied.is_empty(),
+        "{:?}",
+        turn.prepared.applied
+    );
+    assert!(
+        turn.prepared.query.contains("a shade of red"),
+        "{}",
+        turn.prepared.query
+    );
 }
