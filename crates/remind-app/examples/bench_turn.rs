@@ -110,6 +110,25 @@ fn main() {
             applied += usize::from(!prepared.applied.is_empty());
         }
         micros.sort_by(f64::total_cmp);
+        // What taking on one changed record costs (a usage count after an answer):
+        // the session's next snapshot is the last one with that record replaced.
+        let mut adoptions: Vec<f64> = (0..QUESTIONS)
+            .map(|q| {
+                let mut counted = memory.records()[q * lessons / QUESTIONS].clone();
+                counted.stats.times_applied += 1;
+                let started = Instant::now();
+                let mut next = memory.clone();
+                next.apply_records(&[counted]);
+                let elapsed = started.elapsed().as_secs_f64() * 1e6;
+                drop(next);
+                elapsed
+            })
+            .collect();
+        adoptions.sort_by(f64::total_cmp);
+        println!(
+            "{lessons} embedded lessons: one changed record taken on, median {:.0} µs",
+            adoptions[QUESTIONS / 2]
+        );
         println!(
             "{lessons} embedded lessons: build_turn median {:.0} µs, fastest {:.0} µs ({QUESTIONS} questions, {applied} with a lesson applied)",
             micros[QUESTIONS / 2],
