@@ -16,7 +16,7 @@ use remind_app::ask::page_turn_config;
 use remind_app::settings::Settings;
 use remind_core::memory::{FeedbackMemory, Lesson};
 use remind_core::prompt::PromptTemplate;
-use remind_core::record::{RecordId, RecordKind, Source, StoredEmbedding, Timestamp};
+use remind_core::record::{MemoryRecord, RecordId, RecordKind, Source, StoredEmbedding, Timestamp};
 use remind_core::retrieval::HybridRetriever;
 use remind_core::turn::{TurnInput, build_turn};
 use remind_core::verified_examples::ExampleBudget;
@@ -114,7 +114,7 @@ fn main() {
         // the session's next snapshot is the last one with that record replaced.
         let mut adoptions: Vec<f64> = (0..QUESTIONS)
             .map(|q| {
-                let mut counted = memory.records()[q * lessons / QUESTIONS].clone();
+                let mut counted = MemoryRecord::clone(&memory.records()[q * lessons / QUESTIONS]);
                 counted.stats.times_applied += 1;
                 let started = Instant::now();
                 let mut next = memory.clone();

@@ -170,7 +170,7 @@ pub async fn revise_records<T>(
                 Ok((_, change)) => change.clone(),
                 Err(_) => StoreChange::default(),
             };
-            planned = Some((memory.records().to_vec(), outcome));
+            planned = Some((memory.to_records(), outcome));
             change
         })
         .await;

@@ -15,6 +15,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::sync::Arc;
 
 use thiserror::Error;
 
@@ -182,13 +183,13 @@ pub async fn apply_import<Paused: Future<Output = ()>>(
 /// The records as an import plan depends on them: everything but their usage
 /// counters and embeddings, which another tab may update meanwhile without changing
 /// what the plan writes (a plan never writes a record of this memory back).
-fn without_bookkeeping(records: &[MemoryRecord]) -> Vec<MemoryRecord> {
+fn without_bookkeeping(records: &[Arc<MemoryRecord>]) -> Vec<MemoryRecord> {
     records
         .iter()
         .map(|r| MemoryRecord {
             stats: RecordStats::default(),
             embedding: None,
-            ..r.clone()
+            ..MemoryRecord::clone(r)
         })
         .collect()
 }

@@ -83,7 +83,7 @@ fn file_with(vectors: &[FileVector]) -> Vec<u8> {
         memory.apply(&written);
     }
     let mut document = serde_json::to_value(export(
-        memory.records(),
+        &memory.to_records(),
         Timestamp(10),
         "test",
         Embeddings::Omit,

@@ -684,7 +684,7 @@ fn the_in_memory_store_commits_puts_and_erases_together() {
     ]);
     block_on(remind_app::ports::MemoryStore::write(
         &store,
-        memory.records(),
+        &memory.to_records(),
     ))
     .unwrap();
     store.fail_next_write(StoreError::QuotaExceeded);

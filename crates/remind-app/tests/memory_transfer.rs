@@ -87,7 +87,7 @@ fn sample_memory() -> FeedbackMemory {
 
 fn export_of(memory: &FeedbackMemory) -> ExportDocument {
     export(
-        memory.records(),
+        &memory.to_records(),
         Timestamp(100),
         "0.1.0",
         Embeddings::Include,
@@ -131,7 +131,7 @@ fn an_export_matches_the_published_json_schema() {
     assert!(errors.is_empty(), "{errors:#?}");
 
     let without_embeddings = export(
-        sample_memory().records(),
+        &sample_memory().to_records(),
         Timestamp(1),
         "0.1.0",
         Embeddings::Omit,
@@ -227,7 +227,7 @@ fn an_export_packs_each_embedding_as_base64_that_imports_bit_for_bit_with_its_mo
 #[test]
 fn an_export_without_embeddings_carries_no_embedding_field() {
     let text = export(
-        sample_memory().records(),
+        &sample_memory().to_records(),
         Timestamp(100),
         "0.1.0",
         Embeddings::Omit,
@@ -291,7 +291,7 @@ fn the_file_limit_holds_every_embedded_export_whose_lessons_are_within_the_lesso
     let mut memory = FeedbackMemory::default();
     write(&mut memory, "a?", "b", "1", 1);
     let bare = json_of(&memory).len();
-    let mut embedded = memory.records()[0].clone();
+    let mut embedded = memory.to_records().remove(0);
     let vector: Vec<f32> = (0..384).map(|i| if i == 0 { 1.0 } else { 0.0 }).collect();
     embedded.embedding =
         Some(StoredEmbedding::new("all-minilm-l6-v2-int8-0123456789ab", vector).unwrap());
@@ -380,7 +380,7 @@ fn a_scope_set_in_the_memory_browser_is_exported_and_imported_with_the_scope_it_
     };
     assert_eq!(scope_of("km-4"), Some(Reach::EveryQuestion));
     assert_eq!(scope_of("km-3"), scoped.current.kind.reach().cloned());
-    assert_eq!(imported.records, memory.records());
+    assert_eq!(imported.records, memory.to_records());
     assert_eq!(
         export(
             &imported.records,
@@ -747,9 +747,9 @@ fn the_preview_tells_new_identical_newer_older_and_conflicting_keys_apart() {
     let mut merged = here.clone();
     merged.apply_records(&merge.put);
     assert!(
-        history_problems(merged.records()).is_empty(),
+        history_problems(&merged.to_records()).is_empty(),
         "{:#?}",
-        history_problems(merged.records())
+        history_problems(&merged.to_records())
     );
     let like = merged
         .current_for(&MemoryKey::of_question("What is like < x > ?"))
@@ -780,7 +780,11 @@ fn the_preview_tells_new_identical_newer_older_and_conflicting_keys_apart() {
 fn sample_export() -> String {
     let source = SharedStore::default();
     let exporter = session_over(&source, "src");
-    block_on(MemoryStore::write(&*source.0, sample_memory().records())).unwrap();
+    block_on(MemoryStore::write(
+        &*source.0,
+        &sample_memory().to_records(),
+    ))
+    .unwrap();
     block_on(exporter.reload()).unwrap();
     block_on(exporter.export_json(Embeddings::Omit)).unwrap()
 }
@@ -827,7 +831,11 @@ fn a_question_asked_between_preview_and_apply_does_not_void_the_preview() {
 
     // The target already holds the same memory, so asking applies one of its lessons.
     let target = SharedStore::default();
-    block_on(MemoryStore::write(&*target.0, sample_memory().records())).unwrap();
+    block_on(MemoryStore::write(
+        &*target.0,
+        &sample_memory().to_records(),
+    ))
+    .unwrap();
     let importer = session_over(&target, "dst");
     let pending = block_on(importer.preview_import(file.as_bytes())).unwrap();
     let before: u32 = target
@@ -867,7 +875,7 @@ fn a_write_between_planning_an_import_and_its_write_step_refuses_it_and_writes_n
     // a read of the store, before the write step.
     let mut elsewhere = FeedbackMemory::default();
     write(&mut elsewhere, EGG, "soft, six minutes", "other-tab", 50);
-    let (store, written) = (target.clone(), elsewhere.records().to_vec());
+    let (store, written) = (target.clone(), elsewhere.to_records());
     let mut pauses = 0;
     let refused = block_on(
         importer.apply_import_paced(&pending, ImportMode::Merge, || {
@@ -951,7 +959,7 @@ fn stored(store: &SharedStore, id: &str) -> MemoryRecord {
 fn sample_with(stray: impl FnOnce(&MemoryRecord) -> MemoryRecord) -> Vec<MemoryRecord> {
     let memory = sample_memory();
     let like = memory.get(&RecordId("like-2".into())).unwrap().clone();
-    let mut records = memory.records().to_vec();
+    let mut records = memory.to_records();
     records.push(stray(&like));
     records
 }
@@ -971,7 +979,7 @@ fn corrected_again() -> String {
 
 #[test]
 fn an_import_reusing_the_id_of_another_questions_lesson_is_a_conflict_and_the_lesson_stays() {
-    let (target, importer) = target_holding(sample_memory().records());
+    let (target, importer) = target_holding(&sample_memory().to_records());
     let mut theirs = FeedbackMemory::default();
     write(&mut theirs, EGG, "I mean soft-boiled", "like-2", 20);
 
@@ -1002,17 +1010,17 @@ fn an_import_reusing_the_id_of_another_questions_lesson_is_a_conflict_and_the_le
 
 #[test]
 fn a_replace_may_reuse_a_stored_id_because_the_memory_becomes_the_file() {
-    let (target, importer) = target_holding(sample_memory().records());
+    let (target, importer) = target_holding(&sample_memory().to_records());
     let mut theirs = FeedbackMemory::default();
     write(&mut theirs, EGG, "I mean soft-boiled", "like-2", 20);
     let pending = block_on(importer.preview_import(json_of(&theirs).as_bytes())).unwrap();
     block_on(importer.apply_import(&pending, ImportMode::Replace)).unwrap();
-    assert_eq!(target.0.snapshot(), theirs.records());
+    assert_eq!(target.0.snapshot(), theirs.to_records());
 }
 
 #[test]
 fn a_file_copy_of_a_stored_record_with_other_words_is_a_conflict_however_late_it_changed() {
-    let (target, importer) = target_holding(sample_memory().records());
+    let (target, importer) = target_holding(&sample_memory().to_records());
     let file = document_with(|records| {
         let i = index_of(records, "like-2");
         records[i]["clarification"] = json!("I want an antonym");

@@ -68,7 +68,7 @@ fn reloaded(store: &SharedStore) -> Vec<MemoryRecord> {
 }
 
 fn snapshot(session: &TestSession) -> Vec<MemoryRecord> {
-    by_id(session.memory().records().to_vec())
+    by_id(session.memory().to_records())
 }
 
 #[test]
@@ -142,7 +142,7 @@ fn a_count_committed_over_a_snapshot_that_holds_the_read_records_takes_them_on()
     let Adoption::Updated(memory) = revision.adopted_by(&snapshot_before) else {
         panic!("the snapshot held the record read, so the count is taken on");
     };
-    assert_eq!(by_id(memory.records().to_vec()), reloaded(&store));
+    assert_eq!(by_id(memory.to_records()), reloaded(&store));
     // Against a snapshot that no longer holds what the store read, the session must
     // read the store again rather than patch a memory it cannot vouch for.
     assert_eq!(
@@ -164,7 +164,7 @@ fn stored_embeddings_leave_the_snapshot_as_a_reload_reads_it() {
             .all(|r| !r.is_current() || r.embedding.is_some()),
         "every current lesson embedded with the question"
     );
-    assert_eq!(by_id(embedding.memory().records().to_vec()), stored);
+    assert_eq!(by_id(embedding.memory().to_records()), stored);
 }
 
 #[test]

@@ -59,13 +59,13 @@ pub enum Embeddings {
 /// Builds the export of `records` (all of them: current, superseded and withdrawn).
 /// Records are ordered by key, then version, then id, so the same memory always
 /// exports to the same bytes.
-pub fn export(
-    records: &[MemoryRecord],
+pub fn export<'r>(
+    records: impl IntoIterator<Item = &'r MemoryRecord>,
     exported_at: Timestamp,
     app_version: &str,
     embeddings: Embeddings,
 ) -> ExportDocument {
-    let mut records: Vec<&MemoryRecord> = records.iter().collect();
+    let mut records: Vec<&MemoryRecord> = records.into_iter().collect();
     records.sort_by(|a, b| {
         (a.key.as_str(), a.version, &a.id).cmp(&(b.key.as_str(), b.version, &b.id))
     });

@@ -1246,7 +1246,7 @@ mod tests {
         );
         memory.apply(&written);
         serde_json::to_value(export(
-            memory.records(),
+            memory.records().iter().map(AsRef::as_ref),
             Timestamp(3),
             "test",
             Embeddings::Omit,

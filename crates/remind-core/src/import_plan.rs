@@ -18,6 +18,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
+use std::sync::Arc;
 
 use thiserror::Error;
 
@@ -152,7 +153,9 @@ fn refusal_text(mode: ImportMode, problems: &[ImportError]) -> String {
     )
 }
 
-fn by_key(records: &[MemoryRecord]) -> BTreeMap<&MemoryKey, Vec<&MemoryRecord>> {
+fn by_key<'r>(
+    records: impl IntoIterator<Item = &'r MemoryRecord>,
+) -> BTreeMap<&'r MemoryKey, Vec<&'r MemoryRecord>> {
     let mut keys: BTreeMap<&MemoryKey, Vec<&MemoryRecord>> = BTreeMap::new();
     for record in records {
         keys.entry(&record.key).or_default().push(record);
@@ -247,9 +250,12 @@ fn classify(here: &[&MemoryRecord], file: &[&MemoryRecord]) -> KeyStatus {
 
 /// Compares a validated file with the memory here, key by key.
 pub fn preview(existing: &FeedbackMemory, file: &ImportedFile) -> ImportPreview {
-    let here = by_key(existing.records());
-    let here_by_id: HashMap<&RecordId, &MemoryRecord> =
-        existing.records().iter().map(|r| (&r.id, r)).collect();
+    let here = by_key(existing.records().iter().map(Arc::as_ref));
+    let here_by_id: HashMap<&RecordId, &MemoryRecord> = existing
+        .records()
+        .iter()
+        .map(|r| (&r.id, r.as_ref()))
+        .collect();
     let theirs = by_key(&file.records);
     let keys = theirs
         .iter()
@@ -388,7 +394,7 @@ pub fn check_plan(existing: &FeedbackMemory, plan: &ImportPlan) -> Result<(), Im
         .records()
         .iter()
         .filter(|r| touched.contains(&r.key) && !erased.contains(&r.id))
-        .cloned()
+        .map(|r| MemoryRecord::clone(r))
         .collect();
     let mut slot_of: HashMap<RecordId, usize> = records
         .iter()
@@ -448,7 +454,7 @@ mod tests {
             version: 1,
             exported_at: Timestamp(100),
             app_version: "test".into(),
-            records: memory.records().to_vec(),
+            records: memory.to_records(),
         }
     }
 
@@ -511,7 +517,7 @@ mod tests {
         let mut theirs = FeedbackMemory::default();
         write(&mut theirs, EGG, "I mean soft-boiled", "b", 5);
         let plan = plan_import(&here(), &file_of(&theirs), ImportMode::Replace).unwrap();
-        assert_eq!(plan.put, theirs.records());
+        assert_eq!(plan.put, theirs.to_records());
         assert_eq!(plan.erase, [RecordId("a".into())]);
     }
 
@@ -550,7 +556,7 @@ mod tests {
         write(&mut theirs, EGG, "I mean soft-boiled", "b", 5);
         let plan = ImportPlan {
             mode: ImportMode::Merge,
-            put: theirs.records().to_vec(),
+            put: theirs.to_records(),
             erase: Vec::new(),
             kept_here: Vec::new(),
         };

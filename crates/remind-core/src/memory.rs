@@ -207,9 +207,13 @@ fn describe_version(version: Option<u32>) -> String {
 }
 
 /// All records, current and historical, as one value.
+///
+/// Each record is shared, not copied, by the snapshots cloned from this one: the
+/// session takes a new snapshot after every change, a usage count included, and
+/// copying a hundred thousand records for one changed record cost about 0.1 s.
 #[derive(Clone, Debug, Default)]
 pub struct FeedbackMemory {
-    records: Vec<MemoryRecord>,
+    records: Vec<Arc<MemoryRecord>>,
     /// Where each id's record stands in `records`: built by the first lookup after a
     /// change and shared (an `Arc`) by the snapshots cloned from it. The page looks up
     /// every lesson it shows by id; searching ten thousand records for each was a good
@@ -227,7 +231,7 @@ impl PartialEq for FeedbackMemory {
 impl FeedbackMemory {
     pub fn from_records(records: Vec<MemoryRecord>) -> Self {
         FeedbackMemory {
-            records,
+            records: records.into_iter().map(Arc::new).collect(),
             slot_of: OnceLock::new(),
         }
     }
@@ -237,13 +241,24 @@ impl FeedbackMemory {
             .get_or_init(|| Arc::new(slots_of(&self.records)))
     }
 
-    pub fn records(&self) -> &[MemoryRecord] {
+    pub fn records(&self) -> &[Arc<MemoryRecord>] {
         &self.records
+    }
+
+    /// Every record, current and historical, as values of their own.
+    pub fn to_records(&self) -> Vec<MemoryRecord> {
+        self.records
+            .iter()
+            .map(|r| MemoryRecord::clone(r))
+            .collect()
     }
 
     /// The current records in the order they were written (oldest first).
     pub fn current(&self) -> impl Iterator<Item = &MemoryRecord> {
-        self.records.iter().filter(|r| r.is_current())
+        self.records
+            .iter()
+            .map(Arc::as_ref)
+            .filter(|r| r.is_current())
     }
 
     /// The key a clarification of `question` is written under: the question's key,
@@ -279,13 +294,17 @@ impl FeedbackMemory {
     }
 
     pub fn get(&self, id: &RecordId) -> Option<&MemoryRecord> {
-        self.slot_of().get(id).map(|&i| &self.records[i])
+        self.slot_of().get(id).map(|&i| &*self.records[i])
     }
 
     /// Every record of a key, oldest first.
     pub fn history(&self, key: &MemoryKey) -> Vec<&MemoryRecord> {
-        let mut of_key: Vec<&MemoryRecord> =
-            self.records.iter().filter(|r| &r.key == key).collect();
+        let mut of_key: Vec<&MemoryRecord> = self
+            .records
+            .iter()
+            .map(Arc::as_ref)
+            .filter(|r| &r.key == key)
+            .collect();
         of_key.sort_by_key(|r| (r.version, r.created_at));
         of_key
     }
@@ -732,17 +751,19 @@ impl FeedbackMemory {
         let mut slot_of = self
             .slot_of
             .take()
-            .map_or_else(|| slots_of(&self.records), Arc::unwrap_or_clone);
+            .unwrap_or_else(|| Arc::new(slots_of(&self.records)));
         for record in records {
             match slot_of.get(&record.id) {
-                Some(&i) => self.records[i] = record.clone(),
+                Some(&i) => self.records[i] = Arc::new(record.clone()),
                 None => {
-                    slot_of.insert(record.id.clone(), self.records.len());
-                    self.records.push(record.clone());
+                    // Only a new id changes the index, which is copied then if the
+                    // snapshot this one was cloned from shares it.
+                    Arc::make_mut(&mut slot_of).insert(record.id.clone(), self.records.len());
+                    self.records.push(Arc::new(record.clone()));
                 }
             }
         }
-        self.slot_of = OnceLock::from(Arc::new(slot_of));
+        self.slot_of = OnceLock::from(slot_of);
     }
 
     /// Gives each record without an embedding the one `embeddings` holds for its id
@@ -755,9 +776,9 @@ impl FeedbackMemory {
             .unwrap_or_else(|| Arc::new(slots_of(&self.records)));
         for (id, stored) in embeddings {
             let Some(&i) = slot_of.get(&id) else { continue };
-            let record = &mut self.records[i];
-            if record.embedding.is_none() {
-                record.embedding = StoredEmbedding::new(stored.model, stored.vector).ok();
+            if self.records[i].embedding.is_none() {
+                Arc::make_mut(&mut self.records[i]).embedding =
+                    StoredEmbedding::new(stored.model, stored.vector).ok();
             }
         }
         // Attaching moves no record, so the index still holds.
@@ -778,7 +799,7 @@ impl FeedbackMemory {
 
 /// Where each id's record stands; the first record of an id wins, as a search from the
 /// front finds it.
-fn slots_of(records: &[MemoryRecord]) -> HashMap<RecordId, usize> {
+fn slots_of(records: &[Arc<MemoryRecord>]) -> HashMap<RecordId, usize> {
     let mut slots = HashMap::with_capacity(records.len());
     for (i, record) in records.iter().enumerate() {
         slots.entry(record.id.clone()).or_insert(i);
@@ -790,6 +811,49 @@ fn slots_of(records: &[MemoryRecord]) -> HashMap<RecordId, usize> {
 mod tests {
     use super::*;
     use crate::record::Reach;
+
+    #[test]
+    fn a_new_snapshot_copies_only_the_record_that_changed() {
+        let mut memory = FeedbackMemory::default();
+        for (i, question) in [
+            "What is like < a > ?",
+            "What rhymes with < b > ?",
+            "What is the opposite of < c > ?",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            write(
+                &mut memory,
+                question,
+                "a lesson",
+                &format!("r{i}"),
+                i as i64,
+            );
+        }
+        let before = memory.clone();
+        let mut counted = MemoryRecord::clone(&memory.records()[1]);
+        counted.stats.times_applied += 1;
+        memory.apply_records(&[counted]);
+        for i in [0, 2] {
+            assert!(
+                Arc::ptr_eq(&before.records()[i], &memory.records()[i]),
+                "record {i} is shared"
+            );
+        }
+        assert_eq!(memory.records()[1].stats.times_applied, 1);
+        assert_eq!(
+            before.records()[1].stats.times_applied,
+            0,
+            "the snapshot taken before keeps the record as it was"
+        );
+        assert_eq!(
+            memory
+                .get(&RecordId("r1".into()))
+                .map(|r| r.stats.times_applied),
+            Some(1)
+        );
+    }
 
     #[test]
     fn a_record_is_found_by_id_after_every_kind_of_change() {
@@ -1326,7 +1390,7 @@ mod tests {
         let mut memory = FeedbackMemory::default();
         write(&mut memory, question, "in miles", "a", 1);
         let exact = MemoryKey::of_exact_question(question);
-        let mut records = memory.records().to_vec();
+        let mut records = memory.to_records();
         records[0].key = exact.clone();
         let mut memory = FeedbackMemory::from_records(records);
         assert_eq!(memory.clarification_key(question), exact);

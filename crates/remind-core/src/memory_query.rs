@@ -3,6 +3,8 @@
 //! The page re-runs the query on every keystroke over the records it already holds,
 //! so the query is a pure function of the memory and the filter.
 
+use std::sync::Arc;
+
 use crate::memory::FeedbackMemory;
 use crate::name_table::NameTable;
 use crate::record::{MemoryRecord, RecordKind, RecordState};
@@ -118,6 +120,7 @@ pub fn list<'m>(memory: &'m FeedbackMemory, filter: &MemoryFilter) -> Vec<&'m Me
     let mut found: Vec<&MemoryRecord> = memory
         .records()
         .iter()
+        .map(Arc::as_ref)
         .filter(|r| filter.matches(r))
         .collect();
     found.sort_by(|a, b| b.changed_at().cmp(&a.changed_at()).then(a.id.cmp(&b.id)));

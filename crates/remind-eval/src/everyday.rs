@@ -779,9 +779,8 @@ fn learn(
         memory.apply(&written);
     }
     let records = memory
-        .records()
-        .iter()
-        .cloned()
+        .to_records()
+        .into_iter()
         .map(|mut record| {
             // As the page does: a vector retrieval cannot compare is no embedding.
             record.embedding =
