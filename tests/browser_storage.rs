@@ -5,7 +5,7 @@
 use remind_app::ports::{MemoryStore, SettingsStore};
 use remind_app::settings::Settings;
 use remind_core::memory::{FeedbackMemory, Lesson};
-use remind_core::record::{RecordId, RecordState, Timestamp};
+use remind_core::record::{MemoryRecord, RecordId, RecordState, Timestamp};
 use remind_web::adapters::idb_store::IdbStore;
 use remind_web::adapters::local_settings::LocalSettings;
 use wasm_bindgen_test::*;
@@ -218,6 +218,23 @@ async fn put_raw_row(json: &str) {
 async fn a_row_this_remind_cannot_read_is_set_aside_and_never_overwritten() {
     let store = IdbStore::default();
     let good = stored_lesson(&store, "beside-unreadable").await;
+    // Read at once, every row a record of its own id (what a reload does first), and
+    // read whole row by row: the same records.
+    let at_once = store.load_all_but_embeddings().await.unwrap();
+    let whole = store.load_all().await.unwrap();
+    let without_embeddings = |records: Vec<MemoryRecord>| -> Vec<MemoryRecord> {
+        records
+            .into_iter()
+            .map(|record| MemoryRecord {
+                embedding: None,
+                ..record
+            })
+            .collect()
+    };
+    assert_eq!(
+        without_embeddings(at_once.records),
+        without_embeddings(whole.records)
+    );
     let id = format!("newer-{}", js_sys::Date::now());
     put_raw_row(&format!(
         r#"{{"id":"{id}","key":"k","question":"q","state":"archived"}}"#
@@ -235,6 +252,12 @@ async fn a_row_this_remind_cannot_read_is_set_aside_and_never_overwritten() {
         .find(|row| row.key == format!("\"{id}\""))
         .expect("the bad row is listed");
     assert!(row.raw.contains("archived"));
+    let shown_first = store.load_all_but_embeddings().await.unwrap();
+    assert_eq!(
+        shown_first.unreadable, stored.unreadable,
+        "the reload's first read sets the same rows aside"
+    );
+    assert!(shown_first.records.iter().any(|r| r.id == good.id));
 
     let mut overwrite = good.clone();
     overwrite.id = RecordId(id.clone());

@@ -29,7 +29,7 @@ use remind_app::ports::{MemoryStore, StoreChange, StoreError, WriteProgress};
 use remind_core::learning_curve::TurnEvent;
 use remind_core::record::{MemoryRecord, RecordId};
 use remind_core::stored_record::{StoredVector, record_to_json_and_vector};
-use remind_core::stored_rows::{StoredMemory, StoredRow, read_row, read_rows};
+use remind_core::stored_rows::{StoredMemory, StoredRow, read_readable_rows, read_row, read_rows};
 
 const DB_NAME: &str = "remind";
 /// Bumped with every schema change; [`migrate`] brings older databases up to date.
@@ -202,7 +202,21 @@ async fn load_all_from(db: &IdbDatabase) -> Result<StoredMemory, StoreError> {
 /// shows first.
 async fn load_records_from(db: &IdbDatabase) -> Result<StoredMemory, StoreError> {
     let store = store_to_read(db, RECORDS)?;
-    Ok(read_rows(read_rows_of(&store).await?))
+    let (keys, values) = keys_and_values(&store).await?;
+    let embeddings = take_binary_embeddings(&values);
+    // Every row a record of its own id, as this Remind writes them: decoded in one
+    // pass over the one text of all of them. Otherwise row by row, which names each
+    // row it cannot read.
+    if let Ok(whole) = JSON::stringify(&values) {
+        let ids: Vec<Option<String>> = keys.iter().map(|key| key.as_string()).collect();
+        if let Some(records) = read_readable_rows(&ids, &String::from(whole), &embeddings) {
+            return Ok(StoredMemory {
+                records,
+                unreadable: Vec::new(),
+            });
+        }
+    }
+    Ok(read_rows(stored_rows(&keys, &values, embeddings)?))
 }
 
 /// The store `name`, in a readonly transaction of its own.
@@ -500,12 +514,27 @@ async fn write_change(
 /// Every row of `store`, keys and values paired in key order.
 async fn read_rows_of(store: &IdbObjectStore) -> Result<Vec<StoredRow>, StoreError> {
     let (keys, values) = keys_and_values(store).await?;
-    let embeddings: Vec<Option<StoredVector>> = values
+    let embeddings = take_binary_embeddings(&values);
+    stored_rows(&keys, &values, embeddings)
+}
+
+/// Each of `values`' binary embedding, taken out of it ([`take_binary_embedding`]).
+fn take_binary_embeddings(values: &Array) -> Vec<Option<StoredVector>> {
+    values
         .iter()
         .map(|value| take_binary_embedding(&value))
-        .collect();
-    let texts = json_texts(&values)?;
-    let keys = json_texts(&keys)?;
+        .collect()
+}
+
+/// The rows of `keys` and `values` (their binary embeddings taken out beforehand, into
+/// `embeddings`), each as JSON text.
+fn stored_rows(
+    keys: &Array,
+    values: &Array,
+    embeddings: Vec<Option<StoredVector>>,
+) -> Result<Vec<StoredRow>, StoreError> {
+    let texts = json_texts(values)?;
+    let keys = json_texts(keys)?;
     Ok(keys
         .into_iter()
         .zip(texts)

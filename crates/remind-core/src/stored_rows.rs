@@ -105,6 +105,38 @@ pub fn read_rows(rows: impl IntoIterator<Item = StoredRow>) -> StoredMemory {
     memory
 }
 
+/// Every row's record, decoded from the JSON array of all the rows' values in one pass,
+/// when every row is a record stored under its own id, as every row this Remind writes
+/// is; `None` when any row is not, and [`read_rows`] then reads them one by one, saying
+/// which and why. `ids` holds each row's key when it is a string, `embeddings` the
+/// binary embedding each row held apart from `values`.
+///
+/// The same records [`read_rows`] reads, without first cutting the array into one text
+/// per row: at 100 000 lessons that cutting and its copies took about 0.4 s of a
+/// reload.
+pub fn read_readable_rows(
+    ids: &[Option<String>],
+    values: &str,
+    embeddings: &[Option<StoredVector>],
+) -> Option<Vec<MemoryRecord>> {
+    let stored: Vec<StoredRecord> = serde_json::from_str(values).ok()?;
+    if stored.len() != ids.len() || embeddings.len() != ids.len() {
+        return None;
+    }
+    stored
+        .into_iter()
+        .zip(ids)
+        .zip(embeddings)
+        .map(|((mut stored, id), embedding)| {
+            if let Some(embedding) = embedding {
+                stored.embedding = Some(embedding.clone());
+            }
+            let record = MemoryRecord::from(stored);
+            (id.as_deref() == Some(record.id.0.as_str())).then_some(record)
+        })
+        .collect()
+}
+
 /// The record a row holds, or why it holds none. Used by the store's schema migration
 /// too, which converts only the rows this reads.
 pub fn read_row(row: &StoredRow) -> Result<MemoryRecord, String> {
@@ -154,6 +186,59 @@ mod tests {
 
     fn row(key: &str, value: &str) -> StoredRow {
         StoredRow::json(key.to_string(), value.to_string())
+    }
+
+    /// The rows as the store reads them in one go: each key when it is a string, the
+    /// JSON array of the values, and the embeddings held apart.
+    fn read_at_once(rows: &[StoredRow]) -> Option<Vec<MemoryRecord>> {
+        let ids: Vec<Option<String>> = rows
+            .iter()
+            .map(|row| serde_json::from_str::<String>(&row.key).ok())
+            .collect();
+        let values = format!(
+            "[{}]",
+            rows.iter()
+                .map(|row| row.value.as_str())
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        let embeddings: Vec<Option<StoredVector>> =
+            rows.iter().map(|row| row.embedding.clone()).collect();
+        read_readable_rows(&ids, &values, &embeddings)
+    }
+
+    #[test]
+    fn rows_read_at_once_are_the_records_read_row_by_row() {
+        let (first, first_row) = good_row(1);
+        let (mut with_vector, mut second_row) = good_row(2);
+        with_vector.embedding = Some(StoredEmbedding::new("m", vec![0.6, 0.8]).unwrap());
+        let (value, vector) = record_to_json_and_vector(&with_vector).unwrap();
+        second_row.value = value;
+        second_row.embedding = vector;
+        let rows = [first_row, second_row];
+        let row_by_row = read_rows(rows.clone());
+        assert!(row_by_row.unreadable.is_empty());
+        assert_eq!(read_at_once(&rows), Some(row_by_row.records.clone()));
+        assert_eq!(row_by_row.records, vec![first, with_vector]);
+    }
+
+    #[test]
+    fn rows_are_not_read_at_once_when_one_is_not_a_record_of_its_own_key() {
+        let (_, good) = good_row(1);
+        let (_, other) = good_row(2);
+        let under_another_key = row("\"someone-else\"", &other.value);
+        let newer = row(
+            &other.key,
+            &other.value.replace("\"current\"", "\"archived\""),
+        );
+        let numeric_key = row("7", &other.value);
+        for odd in [under_another_key, newer, numeric_key] {
+            assert_eq!(read_at_once(&[good.clone(), odd.clone()]), None, "{odd:?}");
+        }
+        assert_eq!(
+            read_at_once(std::slice::from_ref(&good)).map(|r| r.len()),
+            Some(1)
+        );
     }
 
     #[test]
