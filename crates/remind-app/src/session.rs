@@ -37,6 +37,7 @@ use remind_core::memory_key::MemoryKey;
 use remind_core::prompt::PromptTemplate;
 use remind_core::record::{MemoryRecord, Reach, RecordId};
 use remind_core::reflection::{self, AcceptPreview, RuleProposal};
+use remind_core::retrieval::embedding_refresh::keys_to_embed;
 use remind_core::retrieval::{HybridRetriever, LevenshteinRetriever, Retriever};
 use remind_core::stored_rows::UnreadableRecord;
 use remind_core::turn::{
@@ -117,6 +118,10 @@ struct TurnAhead {
     settings: Settings,
     embedding: Option<Vec<f32>>,
     prepared: PreparedTurn,
+    /// The ready model no lesson of `memory` lacked an embedding from, if one was:
+    /// the ask then need not look through every lesson again for those to embed with
+    /// the question.
+    nothing_waiting_for: Option<String>,
 }
 
 impl<S, L, C, I, P, E> Session<S, L, C, I, P, E>
@@ -598,6 +603,14 @@ where
     pub async fn prepare_question(&self, question: &str) {
         let embedding = question_embedding::prepare_question(&self.ports.embedder, question).await;
         let (memory, settings) = (self.memory.get(), self.settings());
+        let nothing_waiting_for = match self.ports.embedder.status() {
+            EmbedderStatus::Ready { model_id, .. }
+                if keys_to_embed(&memory, &model_id).is_empty() =>
+            {
+                Some(model_id)
+            }
+            _ => None,
+        };
         let built = self.build(
             question,
             &memory,
@@ -612,6 +625,7 @@ where
             settings,
             embedding,
             prepared,
+            nothing_waiting_for,
         });
     }
 
@@ -620,7 +634,7 @@ where
     /// this question: a turn never fails for want of an embedding.
     async fn question_embedding(&self, question: &str) -> Option<Vec<f32>> {
         let view = self.memory();
-        let lessons = if self.reading_embeddings() {
+        let lessons = if self.reading_embeddings() || self.nothing_waiting_in(&view) {
             LessonsAlong::QuestionOnly
         } else {
             LessonsAlong::FewWaiting
@@ -638,6 +652,18 @@ where
             let _ = self.adopt_store_records(revision).await;
         }
         embedding.ok().flatten()
+    }
+
+    /// Whether the turn built while typing found no lesson of `view` waiting for an
+    /// embedding from the model ready now.
+    fn nothing_waiting_in(&self, view: &Arc<FeedbackMemory>) -> bool {
+        let EmbedderStatus::Ready { model_id, .. } = self.ports.embedder.status() else {
+            return false;
+        };
+        self.turn_ahead.borrow().as_ref().is_some_and(|ahead| {
+            Arc::ptr_eq(&ahead.memory, view)
+                && ahead.nothing_waiting_for.as_deref() == Some(model_id.as_str())
+        })
     }
 
     /// Embeds up to `at_most` of the lessons still waiting for an embedding from the

@@ -206,7 +206,8 @@ fn a_turn_built_while_the_question_was_typed_is_the_turn_asking_it_builds() {
 
 #[test]
 fn a_lesson_taught_after_the_question_was_typed_applies_when_it_is_asked() {
-    let session = typed_session(&SharedStore::default(), "taught");
+    let store = SharedStore::default();
+    let session = typed_session(&store, "taught");
     let misread = block_on(session.ask("What is like < fast > ?")).expect("answered");
     let question = "What is like < slow > ?";
     block_on(session.prepare_question(question));
@@ -225,6 +226,11 @@ fn a_lesson_taught_after_the_question_was_typed_applies_when_it_is_asked() {
         turn.prepared.query.contains("I want a synonym"),
         "{}",
         turn.prepared.query
+    );
+    assert_eq!(
+        embedded_count(&store),
+        1,
+        "the lesson is embedded with the question, as any lesson just taught"
     );
 }
 
