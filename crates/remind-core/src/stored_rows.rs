@@ -127,34 +127,44 @@ pub fn read_readable_rows(
         .into_iter()
         .zip(ids)
         .zip(embeddings)
-        .map(|((mut stored, id), embedding)| {
-            if let Some(embedding) = embedding {
-                stored.embedding = Some(embedding.clone());
-            }
-            let record = MemoryRecord::from(stored);
-            (id.as_deref() == Some(record.id.0.as_str())).then_some(record)
+        .map(|((stored, id), embedding)| {
+            record_under(stored, embedding.as_ref(), id.as_deref()).ok()
         })
         .collect()
+}
+
+/// The record `stored` holds, with the embedding its row held apart, when it is stored
+/// under its own id (`stored_under`: the row's key, when that is a string); otherwise
+/// the id it names, for the row is unreadable.
+fn record_under(
+    mut stored: StoredRecord,
+    embedding: Option<&StoredVector>,
+    stored_under: Option<&str>,
+) -> Result<MemoryRecord, RecordId> {
+    if let Some(embedding) = embedding {
+        stored.embedding = Some(embedding.clone());
+    }
+    let record = MemoryRecord::from(stored);
+    if stored_under == Some(record.id.0.as_str()) {
+        Ok(record)
+    } else {
+        Err(record.id)
+    }
 }
 
 /// The record a row holds, or why it holds none. Used by the store's schema migration
 /// too, which converts only the rows this reads.
 pub fn read_row(row: &StoredRow) -> Result<MemoryRecord, String> {
-    let mut stored = serde_json::from_str::<StoredRecord>(&row.value).map_err(|e| {
+    let stored = serde_json::from_str::<StoredRecord>(&row.value).map_err(|e| {
         format!("it is not a record this version of Remind can read ({e}); a newer Remind may have written it")
     })?;
-    if let Some(embedding) = &row.embedding {
-        stored.embedding = Some(embedding.clone());
-    }
-    let record = MemoryRecord::from(stored);
     let stored_under = serde_json::from_str::<String>(&row.key).ok();
-    if stored_under.as_deref() != Some(record.id.0.as_str()) {
-        return Err(format!(
+    record_under(stored, row.embedding.as_ref(), stored_under.as_deref()).map_err(|id| {
+        format!(
             "it names the id {:?} but is stored under the key {}",
-            record.id.0, row.key
-        ));
-    }
-    Ok(record)
+            id.0, row.key
+        )
+    })
 }
 
 #[cfg(test)]
