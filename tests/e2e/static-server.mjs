@@ -40,6 +40,23 @@ function gzipped(file, data) {
   return bytes;
 }
 
+// How long a browser may keep each file, as a production static host would say it.
+// Trunk names the page's wasm, JavaScript and CSS by a hash of their contents, so a
+// copy of one never goes stale; every other file is revalidated on each load (its
+// ETag), so a rebuilt page is seen at once. Keeping the page's wasm is what lets the
+// browser reuse its compiled code on the next visit instead of compiling 3 MB again.
+// The model is not kept: the embedder worker keeps it in the Cache API itself, and a
+// second copy would cost 23 MB of the visitor's disk.
+const KEPT_FOR_GOOD = 'public, max-age=31536000, immutable';
+const REVALIDATED = 'no-cache';
+const NOT_KEPT = 'no-store';
+const HASHED_NAME = /-[0-9a-f]{16}(_bg)?\.(js|wasm|css)$/;
+
+function cachingOf(rel, file) {
+  if (rel.startsWith('/minilm/')) return NOT_KEPT;
+  return HASHED_NAME.test(path.basename(file)) ? KEPT_FOR_GOOD : REVALIDATED;
+}
+
 /** Serves `dir` on host:port (0 = free port). Resolves to { server, port, url, close() }. */
 export function startStaticServer({ dir, host = '127.0.0.1', port = 0 } = {}) {
   const root = path.resolve(dir);
@@ -69,13 +86,27 @@ export function startStaticServer({ dir, host = '127.0.0.1', port = 0 } = {}) {
       }
     }
     const ext = path.extname(file).toLowerCase();
-    let data = fs.readFileSync(file);
+    const stat = fs.statSync(file);
+    const gzip = COMPRESSED.has(ext) && /\bgzip\b/.test(req.headers['accept-encoding'] ?? '');
+    const caching = cachingOf(rel, file);
     const headers = {
       'Content-Type': MIME[ext] ?? 'application/octet-stream',
-      'Cache-Control': 'no-store',
+      'Cache-Control': caching,
       Vary: 'Accept-Encoding',
     };
-    if (COMPRESSED.has(ext) && /\bgzip\b/.test(req.headers['accept-encoding'] ?? '')) {
+    if (caching !== NOT_KEPT) {
+      // The version of this file in this encoding: a browser that holds it is told
+      // so (304) and reuses its copy, and with it the engine's compiled wasm.
+      headers.ETag = `"${stat.size.toString(16)}-${Math.floor(stat.mtimeMs).toString(16)}${gzip ? '-gz' : ''}"`;
+      headers['Last-Modified'] = stat.mtime.toUTCString();
+      if (req.headers['if-none-match'] === headers.ETag) {
+        for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+        res.writeHead(304).end();
+        return;
+      }
+    }
+    let data = fs.readFileSync(file);
+    if (gzip) {
       data = gzipped(file, data);
       headers['Content-Encoding'] = 'gzip';
     }
