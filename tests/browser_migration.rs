@@ -1,8 +1,9 @@
-//! The IndexedDB schema migrations to version 4 (embeddings as `Float32Array`s in a
-//! store of their own), from version 2 (embeddings as JSON numbers in each row) and
-//! from version 3 (`Float32Array`s in each row), on real databases in headless
-//! Chromium: every record reads back, its embedding bit for bit, a row that cannot be
-//! read is kept exactly as it was, and writes after the migration round-trip.
+//! The IndexedDB schema migrations to version 5 (the records in blocks, their
+//! embeddings as `Float32Array`s in a store of their own), from version 2 (embeddings
+//! as JSON numbers in each row), version 3 (`Float32Array`s in each row) and version 4
+//! (rows of one record each), on real databases in headless Chromium: every record
+//! reads back, its embedding bit for bit, a row that cannot be read is kept exactly as
+//! it was, and writes after the migration round-trip.
 //!
 //! Its own test binary, since it deletes and recreates the page's database.
 #![cfg(target_arch = "wasm32")]
@@ -72,12 +73,18 @@ async fn raw_row(id: &str) -> (JsValue, JsValue, u32) {
             open.onerror = () => reject(open.error);
             open.onsuccess = () => {{
                 const db = open.result;
-                const tx = db.transaction(['records', 'embeddings']);
+                const stores = db.version >= 5 ? ['records', 'embeddings', 'record_blocks'] : ['records', 'embeddings'];
+                const tx = db.transaction(stores);
                 const row = tx.objectStore('records').get({id:?});
                 const apart = tx.objectStore('embeddings').get({id:?});
+                const blocks = db.version >= 5 ? tx.objectStore('record_blocks').getAll() : null;
+                // A record moved into a block is found there; a row left beside the
+                // blocks is found as a row.
+                const inBlock = () => (blocks ? blocks.result.flatMap((text) => JSON.parse(text)) : [])
+                    .find((record) => record.id === {id:?});
                 // Closed once the read's transaction is over, so no deletion that
                 // follows finds the connection still open.
-                tx.oncomplete = () => {{ db.close(); resolve([row.result, apart.result, db.version]); }};
+                tx.oncomplete = () => {{ db.close(); resolve([row.result ?? inBlock(), apart.result, db.version]); }};
                 tx.onerror = () => {{ db.close(); reject(tx.error); }};
             }};
         }})"
@@ -171,7 +178,7 @@ async fn a_version_2_database_is_migrated_keeping_every_record_and_every_unreada
         .await
         .expect("the migrated database reads");
     let (_, _, version) = raw_row("a-embedded").await;
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
     let mut expected_infinite = infinite.clone();
     expected_infinite.embedding = None;
     assert_eq!(
@@ -185,7 +192,10 @@ async fn a_version_2_database_is_migrated_keeping_every_record_and_every_unreada
     assert!(!holds_embedding(&row), "the embedding left the row");
     assert!(vector_apart(&apart).is_instance_of::<Float32Array>());
     let (row, apart, _) = raw_row("c-infinite").await;
-    assert!(Array::is_array(&embedding_vector(&row)), "left as it was");
+    assert!(
+        !holds_embedding(&row),
+        "moved into its block without the broken vector, as reading it dropped it"
+    );
     assert!(apart.is_undefined());
     let as_stored =
         |json: &str| String::from(JSON::stringify(&JSON::parse(json).unwrap()).unwrap());
@@ -236,10 +246,7 @@ async fn a_version_2_database_is_migrated_keeping_every_record_and_every_unreada
     assert_eq!(again.records[2].stats.times_applied, 1);
     assert_eq!(again.records[2].embedding, Some(embedding));
     let (row, apart, _) = raw_row("c-infinite").await;
-    assert!(
-        !holds_embedding(&row),
-        "the row no longer holds the broken vector"
-    );
+    assert!(!holds_embedding(&row), "its block holds no vector");
     assert!(vector_apart(&apart).is_instance_of::<Float32Array>());
     assert_eq!(again.unreadable, stored.unreadable, "still untouched");
 
@@ -293,7 +300,7 @@ async fn a_version_3_database_has_its_embeddings_moved_apart_bit_for_bit() {
     let read_vector = stored.records[0].embedding.as_ref().unwrap().vector();
     assert_eq!(bits(read_vector), bits(&vector), "bit for bit");
     let (row, apart, version) = raw_row("a-embedded").await;
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
     assert!(!holds_embedding(&row), "the embedding left the row");
     assert!(vector_apart(&apart).is_instance_of::<Float32Array>());
     let (row, apart, _) = raw_row("c-unreadable").await;
@@ -415,7 +422,7 @@ async fn a_version_2_database_larger_than_a_migration_step_is_migrated_whole() {
         }
     }
     let (row, apart, version) = raw_row("r698").await;
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
     assert!(
         holds_embedding(&row) && apart.is_undefined(),
         "unreadable, untouched"
@@ -423,4 +430,141 @@ async fn a_version_2_database_larger_than_a_migration_step_is_migrated_whole() {
     let (row, apart, _) = raw_row("r689").await;
     assert!(!holds_embedding(&row), "the last readable row was moved");
     assert!(vector_apart(&apart).is_instance_of::<Float32Array>());
+}
+
+/// Replaces the page's database with a version-4 one, its schema as version 4 of
+/// `idb_store.rs` made it, holding `rows` (a JavaScript expression giving an array) in
+/// the records store and `apart` (one giving `[id, embedding]` pairs) in the
+/// embeddings store.
+async fn version_4_database_with(rows: &str, apart: &str) {
+    run(&format!(
+        "new Promise((resolve, reject) => {{
+            const gone = indexedDB.deleteDatabase('remind');
+            gone.onerror = () => reject(gone.error);
+            gone.onblocked = () => reject(new Error('the old database is still open'));
+            gone.onsuccess = () => {{
+                const open = indexedDB.open('remind', 4);
+                open.onupgradeneeded = () => {{
+                    const db = open.result;
+                    db.createObjectStore('records', {{ keyPath: 'id' }}).createIndex('key', 'key');
+                    db.createObjectStore('turn_events', {{ autoIncrement: true }});
+                    db.createObjectStore('embeddings');
+                }};
+                open.onerror = () => reject(open.error);
+                open.onsuccess = () => {{
+                    const db = open.result;
+                    const tx = db.transaction(['records', 'embeddings'], 'readwrite');
+                    for (const row of {rows}) tx.objectStore('records').put(row);
+                    for (const [id, embedding] of {apart}) tx.objectStore('embeddings').put(embedding, id);
+                    tx.oncomplete = () => {{ db.close(); resolve(); }};
+                    tx.onerror = () => {{ db.close(); reject(tx.error); }};
+                }};
+            }};
+        }})"
+    ))
+    .await;
+}
+
+/// How many rows the records store holds, and how many blocks the blocks store.
+async fn rows_and_blocks() -> (u32, u32) {
+    let counted = run("new Promise((resolve, reject) => {
+            const open = indexedDB.open('remind');
+            open.onerror = () => reject(open.error);
+            open.onsuccess = () => {
+                const db = open.result;
+                const tx = db.transaction(['records', 'record_blocks']);
+                const rows = tx.objectStore('records').count();
+                const blocks = tx.objectStore('record_blocks').count();
+                tx.oncomplete = () => { db.close(); resolve([rows.result, blocks.result]); };
+                tx.onerror = () => { db.close(); reject(tx.error); };
+            };
+        })")
+    .await;
+    let counted = Array::from(&counted);
+    let count = |i| counted.get(i).as_f64().unwrap() as u32;
+    (count(0), count(1))
+}
+
+#[wasm_bindgen_test]
+async fn a_version_4_database_has_its_rows_moved_into_blocks_leaving_every_other_row_as_it_was() {
+    let vector = awkward_unit_vector();
+    // 2 500 lessons, three steps of the migration, each embedded apart; one row a
+    // newer Remind's state, one holding its own Float32Array (no Remind of schema 4
+    // wrote that), both to stay rows.
+    let lessons: Vec<MemoryRecord> = (0..2500)
+        .map(|i| lesson(&format!("m-{i:05}"), &format!("What is like < word{i} > ?")))
+        .collect();
+    let jsons: Vec<String> = lessons.iter().map(|r| record_to_json(r).unwrap()).collect();
+    let newer = jsons[0]
+        .replace("m-00000", "x-newer")
+        .replace("\"current\"", "\"archived\"");
+    let values: Vec<String> = vector.iter().map(|x| format!("{x:e}")).collect();
+    let binary = format!(
+        "{{ model: 'minilm', vector: new Float32Array([{}]) }}",
+        values.join(",")
+    );
+    let own = jsons[1].replace("m-00001", "y-own");
+    version_4_database_with(
+        &format!(
+            "[{}, {newer}, {{ ...{own}, embedding: {binary} }}]",
+            jsons.join(",")
+        ),
+        &format!("[['m-00007', {binary}]]"),
+    )
+    .await;
+
+    let stored = IdbStore::default()
+        .load_all()
+        .await
+        .expect("the migrated database reads");
+    assert_eq!(stored.records.len(), 2501);
+    assert_eq!(
+        stored.records[..2500],
+        lessons[..2500]
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let mut r = r.clone();
+                if i == 7 {
+                    r.embedding = Some(StoredEmbedding::new("minilm", vector.clone()).unwrap());
+                }
+                r
+            })
+            .collect::<Vec<_>>()[..],
+        "every record, in the order of its id, its embedding apart"
+    );
+    assert_eq!(stored.records[2500].id, RecordId("y-own".into()));
+    assert_eq!(
+        bits(stored.records[2500].embedding.as_ref().unwrap().vector()),
+        bits(&vector),
+        "the row holding its own embedding reads as before"
+    );
+    assert_eq!(stored.unreadable.len(), 1);
+    assert_eq!(stored.unreadable[0].key, "\"x-newer\"");
+    let (rows, blocks) = rows_and_blocks().await;
+    assert_eq!(rows, 2, "only the rows that stay");
+    assert_eq!(blocks, 64, "2 500 records fill every block");
+    let (row, _, version) = raw_row("x-newer").await;
+    assert_eq!(version, 5);
+    assert_eq!(
+        String::from(JSON::stringify(&row).unwrap()),
+        String::from(JSON::stringify(&JSON::parse(&newer).unwrap()).unwrap()),
+        "the unreadable row is untouched"
+    );
+
+    // The row beside the blocks moves into its block when written.
+    let mut counted = stored.records[2500].clone();
+    counted.stats.times_applied = 1;
+    IdbStore::default().write(&[counted]).await.unwrap();
+    let (rows, _) = rows_and_blocks().await;
+    assert_eq!(rows, 1, "its row is gone");
+    let again = IdbStore::default().load_all().await.unwrap();
+    let moved = again.records.iter().find(|r| r.id.0 == "y-own").unwrap();
+    assert_eq!(moved.stats.times_applied, 1);
+    assert_eq!(
+        bits(moved.embedding.as_ref().unwrap().vector()),
+        bits(&vector),
+        "put apart"
+    );
+    assert_eq!(again.records.len(), 2501);
 }

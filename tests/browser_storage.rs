@@ -2,10 +2,11 @@
 //! headless Chromium (run by wasm-bindgen-test-runner through chromedriver).
 #![cfg(target_arch = "wasm32")]
 
-use remind_app::ports::{MemoryStore, SettingsStore};
+use remind_app::ports::{MemoryStore, SettingsStore, StoreError};
 use remind_app::settings::Settings;
 use remind_core::memory::{FeedbackMemory, Lesson};
-use remind_core::record::{MemoryRecord, RecordId, RecordState, Timestamp};
+use remind_core::record::{MemoryRecord, RecordId, RecordState, StoredEmbedding, Timestamp};
+use remind_core::record_blocks::{BLOCKS, block_of};
 use remind_web::adapters::idb_store::IdbStore;
 use remind_web::adapters::local_settings::LocalSettings;
 use wasm_bindgen_test::*;
@@ -282,4 +283,156 @@ async fn a_row_this_remind_cannot_read_is_set_aside_and_never_overwritten() {
     let after = store.load_all().await.unwrap();
     assert!(after.unreadable.iter().all(|r| r.key != row.key));
     assert!(after.records.iter().any(|r| r.id == good.id));
+}
+
+/// Puts `value` (a JavaScript expression) into the blocks store under block `number`,
+/// bypassing the adapter, as a damaged disk or a hand in the developer tools would.
+async fn put_raw_block(number: u32, value: &str) {
+    run(&format!(
+        "new Promise((resolve, reject) => {{
+            const open = indexedDB.open('remind');
+            open.onerror = () => reject(open.error);
+            open.onsuccess = () => {{
+                const db = open.result;
+                const tx = db.transaction('record_blocks', 'readwrite');
+                tx.objectStore('record_blocks').put({value}, {number});
+                tx.oncomplete = () => {{ db.close(); resolve(); }};
+                tx.onerror = () => {{ db.close(); reject(tx.error); }};
+            }};
+        }})"
+    ))
+    .await;
+}
+
+/// The value the blocks store holds under block `number`, as the page reads it.
+async fn raw_block(number: u32) -> wasm_bindgen::JsValue {
+    run(&format!(
+        "new Promise((resolve, reject) => {{
+            const open = indexedDB.open('remind');
+            open.onerror = () => reject(open.error);
+            open.onsuccess = () => {{
+                const db = open.result;
+                const tx = db.transaction('record_blocks');
+                const block = tx.objectStore('record_blocks').get({number});
+                tx.oncomplete = () => {{ db.close(); resolve(block.result); }};
+                tx.onerror = () => {{ db.close(); reject(tx.error); }};
+            }};
+        }})"
+    ))
+    .await
+}
+
+/// Runs `script`, an expression giving a promise, and awaits it.
+async fn run(script: &str) -> wasm_bindgen::JsValue {
+    let promise: js_sys::Promise = js_sys::eval(script).unwrap().into();
+    wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .expect("the script's promise resolves")
+}
+
+/// An id that falls in block `number`.
+fn id_in_block(label: &str, number: u32) -> RecordId {
+    (0..)
+        .map(|i| RecordId(format!("{label}-{}-{i}", js_sys::Date::now())))
+        .find(|id| block_of(id) == number)
+        .unwrap()
+}
+
+#[wasm_bindgen_test]
+async fn a_block_this_remind_cannot_read_is_set_aside_whole_guards_its_lessons_and_can_be_deleted()
+{
+    let store = IdbStore::default();
+    let kept = stored_lesson(&store, "beside-a-bad-block").await;
+    let bad = (block_of(&kept.id) + 1) % BLOCKS;
+    put_raw_block(bad, r#"'[{"id": 1}'"#).await;
+
+    let stored = store
+        .load_all()
+        .await
+        .expect("one bad block does not fail the load");
+    assert!(stored.records.iter().any(|r| r.id == kept.id));
+    let set_aside = stored
+        .unreadable
+        .iter()
+        .find(|u| u.key == format!("{{\"block\":{bad}}}"))
+        .expect("the block is listed")
+        .clone();
+    assert_eq!(set_aside.raw, r#"[{"id": 1}"#, "its raw text, as stored");
+    let shown_first = store.load_all_but_embeddings().await.unwrap();
+    assert!(
+        shown_first.unreadable.contains(&set_aside),
+        "the reload sets it aside too"
+    );
+
+    let mut into_bad = kept.clone();
+    into_bad.id = id_in_block("into-a-bad-block", bad);
+    assert_eq!(
+        store.write(std::slice::from_ref(&into_bad)).await,
+        Err(StoreError::WouldOverwriteUnreadable {
+            id: set_aside.key.clone()
+        }),
+        "a lesson of that block would rewrite it"
+    );
+    assert_eq!(
+        raw_block(bad).await.as_string().as_deref(),
+        Some(r#"[{"id": 1}"#),
+        "the block is untouched"
+    );
+    let elsewhere = stored_lesson(&store, "in-another-block").await;
+
+    store
+        .erase_unreadable(std::slice::from_ref(&set_aside.key))
+        .await
+        .unwrap();
+    store
+        .write(std::slice::from_ref(&into_bad))
+        .await
+        .expect("saved once the bad block is deleted");
+    let after = store.load_all().await.unwrap();
+    assert!(after.unreadable.iter().all(|u| u.key != set_aside.key));
+    for id in [&kept.id, &elsewhere.id, &into_bad.id] {
+        assert!(after.records.iter().any(|r| &r.id == id), "{id:?}");
+    }
+}
+
+#[wasm_bindgen_test]
+async fn a_row_copying_a_lesson_its_block_holds_is_set_aside_and_the_lesson_kept() {
+    let store = IdbStore::default();
+    let mut kept = stored_lesson(&store, "copied").await;
+    kept.embedding = Some(StoredEmbedding::new("minilm", vec![0.6, 0.8]).unwrap());
+    store.write(std::slice::from_ref(&kept)).await.unwrap();
+    put_raw_row(&remind_core::stored_record::record_to_json(&kept).unwrap()).await;
+
+    let stored = store.load_all().await.unwrap();
+    assert_eq!(stored.records.iter().filter(|r| r.id == kept.id).count(), 1);
+    let copy = stored
+        .unreadable
+        .iter()
+        .find(|u| u.is_stored_under(&kept.id))
+        .expect("the copy is listed")
+        .clone();
+    assert!(copy.problem.contains("second copy"), "{}", copy.problem);
+    assert!(
+        matches!(
+            store.write(std::slice::from_ref(&kept)).await,
+            Err(StoreError::WouldOverwriteUnreadable { .. })
+        ),
+        "no write picks one copy over the other"
+    );
+
+    store
+        .erase_unreadable(std::slice::from_ref(&copy.key))
+        .await
+        .unwrap();
+    let after = store.load_all().await.unwrap();
+    assert!(after.unreadable.iter().all(|u| u.key != copy.key));
+    assert_eq!(
+        after.records.iter().find(|r| r.id == kept.id),
+        Some(&kept),
+        "the lesson its block holds is kept, with its embedding"
+    );
+    store
+        .write(std::slice::from_ref(&kept))
+        .await
+        .expect("and writable again");
 }

@@ -5,11 +5,12 @@
 //! database). A change is read, planned and written inside one readwrite transaction:
 //! IndexedDB runs readwrite transactions on the same store one at a time, across tabs,
 //! so no other tab's write can fall between the read a version check saw and the write
-//! it allows. Records are stored as JSON-shaped objects keyed by `id`, their embedding
-//! as a `Float32Array` (schema 3; schema 2 held it as JSON numbers, which took seconds
-//! to read at ten thousand lessons); a row that does not decode is set aside untouched
-//! (`remind_core::stored_rows`), never overwritten. A usage count or a stored embedding
-//! reads and writes only its own records ([`MemoryStore::transact_records`]).
+//! it allows. Records are stored in blocks, each the one JSON text of the records whose
+//! id falls in it (schema 5, `remind_core::record_blocks`), their embeddings apart as
+//! `Float32Array`s under their ids; a block or an older row that does not decode is set
+//! aside untouched (`remind_core::stored_rows`), never overwritten. A usage count or a
+//! stored embedding reads and writes only its own records' blocks
+//! ([`MemoryStore::transact_records`]).
 
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
@@ -27,14 +28,23 @@ use web_sys::{
 use crate::adapters::leave_guard::WriteInFlight;
 use remind_app::ports::{MemoryStore, StoreChange, StoreError, WriteProgress};
 use remind_core::learning_curve::TurnEvent;
-use remind_core::record::{MemoryRecord, RecordId};
-use remind_core::stored_record::{StoredVector, record_to_json_and_vector};
+use remind_core::record::{MemoryRecord, RecordId, StoredEmbedding};
+use remind_core::record_blocks::{
+    BlockValue, ReadBlocks, StoreContents, block_named_by, block_of, block_text, read_blocks,
+    rewritten_blocks,
+};
+use remind_core::stored_record::StoredVector;
 use remind_core::stored_rows::{StoredMemory, StoredRow, read_readable_rows, read_row, read_rows};
 
 const DB_NAME: &str = "remind";
 /// Bumped with every schema change; [`migrate`] brings older databases up to date.
-const DB_VERSION: u32 = 4;
+const DB_VERSION: u32 = 5;
+/// Rows of one record each, keyed by `id` (schemas 1–4). Since schema 5 it holds only
+/// the rows the migration to blocks could not read, and rows something other than this
+/// Remind put there; writing or erasing such a record deletes its row.
 const RECORDS: &str = "records";
+/// The records themselves (schema 5): block number → the JSON text of its records.
+const RECORD_BLOCKS: &str = "record_blocks";
 /// The records' embeddings (schema 4), each under its record's id: kept apart so the
 /// records, a tenth of the bytes, are read and shown first.
 const EMBEDDINGS: &str = "embeddings";
@@ -110,8 +120,13 @@ impl MemoryStore for IdbStore {
 
     async fn erase_unreadable(&self, keys: &[String]) -> Result<(), StoreError> {
         let mut row_keys = Vec::with_capacity(keys.len());
+        let mut block_keys = Vec::new();
         for key in keys {
-            row_keys.push(JSON::parse(key).map_err(|e| failed("naming the record to delete", e))?);
+            let (list, key) = match block_named_by(key) {
+                Some(block) => (&mut block_keys, block),
+                None => (&mut row_keys, key.clone()),
+            };
+            list.push(JSON::parse(&key).map_err(|e| failed("naming the record to delete", e))?);
         }
         let _leaving_warns = WriteInFlight::begin();
         let db = open().await?;
@@ -119,19 +134,16 @@ impl MemoryStore for IdbStore {
         let outcome = match tx {
             Ok(tx) => {
                 let done = committed(&tx);
-                match both_stores(&tx) {
-                    // An embedding kept under the same key goes with the row.
-                    Ok((records, embeddings)) => match row_keys.iter().try_for_each(|key| {
-                        records.delete(key)?;
-                        embeddings.delete(key).map(drop)
-                    }) {
-                        Ok(()) => done.await.map(drop).map_err(|e| failed("deleting", e)),
-                        Err(e) => {
-                            let _ = tx.abort();
-                            Err(failed("deleting", e))
-                        }
-                    },
-                    Err(e) => Err(failed("deleting", e)),
+                let erased = match stores_of(&tx) {
+                    Ok(stores) => erase_in(&stores, &row_keys, &block_keys).await,
+                    Err(e) => Err(e),
+                };
+                match erased {
+                    Ok(()) => done.await.map(drop).map_err(|e| failed("deleting", e)),
+                    Err(e) => {
+                        let _ = tx.abort();
+                        Err(failed("deleting", e))
+                    }
                 }
             }
             Err(e) => Err(e),
@@ -188,26 +200,123 @@ impl MemoryStore for IdbStore {
     }
 }
 
+/// Deletes the rows `row_keys` and the blocks `block_keys`. An embedding kept under a
+/// row's key goes with the row, unless the row copied a lesson its block holds: the
+/// embedding is that lesson's. Those of an unreadable block's records stay: nothing can
+/// name them, and no record reads them. The blocks are read first, the deletions
+/// issued in the microtasks of their reads, while the transaction is active.
+async fn erase_in(
+    stores: &Stores,
+    row_keys: &[JsValue],
+    block_keys: &[JsValue],
+) -> Result<(), JsValue> {
+    let mut reads = Vec::with_capacity(row_keys.len());
+    for key in row_keys {
+        let block = match key.as_string() {
+            Some(id) => {
+                let number = block_of(&RecordId(id.clone()));
+                let read = settle(&stores.blocks.get(&JsValue::from(number))?);
+                Some((id, number, read))
+            }
+            None => None,
+        };
+        reads.push((key, block));
+    }
+    for (key, block) in reads {
+        let lesson_in_block = match block {
+            Some((id, number, read)) => read.await?.as_string().is_some_and(|text| {
+                read_blocks([(number.to_string(), BlockValue::Text(text))])
+                    .records
+                    .iter()
+                    .any(|record| record.id.0 == id)
+            }),
+            None => false,
+        };
+        stores.records.delete(key)?;
+        if !lesson_in_block {
+            stores.embeddings.delete(key)?;
+        }
+    }
+    for key in block_keys {
+        stores.blocks.delete(key)?;
+    }
+    Ok(())
+}
+
 /// Every record with its embedding, read in one transaction from both stores and
 /// sorted into what decodes and what does not.
 async fn load_all_from(db: &IdbDatabase) -> Result<StoredMemory, StoreError> {
     let tx = db
         .transaction_with_str_sequence(&store_names())
         .map_err(|e| failed("opening a read", e))?;
-    let (records, embeddings) = both_stores(&tx).map_err(|e| failed("reading", e))?;
-    Ok(read_rows(read_whole_rows(&records, &embeddings).await?))
+    let stores = stores_of(&tx).map_err(|e| failed("reading", e))?;
+    Ok(read_whole_contents(&stores).await?.stored)
 }
 
 /// Every row of the records store, without the embeddings kept apart: what the page
 /// shows first.
 async fn load_records_from(db: &IdbDatabase) -> Result<StoredMemory, StoreError> {
-    let store = store_to_read(db, RECORDS)?;
-    let (keys, values) = keys_and_values(&store).await?;
-    let embeddings = take_binary_embeddings(&values);
+    let tx = db
+        .transaction_with_str_sequence(&Array::of2(
+            &JsValue::from_str(RECORD_BLOCKS),
+            &JsValue::from_str(RECORDS),
+        ))
+        .map_err(|e| failed("opening a read", e))?;
+    let blocks = tx
+        .object_store(RECORD_BLOCKS)
+        .map_err(|e| failed("reading", e))?;
+    let rows = tx.object_store(RECORDS).map_err(|e| failed("reading", e))?;
+    Ok(read_contents(&blocks, &rows).await?.stored)
+}
+
+/// The blocks' records and the rows beside them, both stores read by requests issued
+/// together.
+async fn read_contents(
+    blocks: &IdbObjectStore,
+    rows: &IdbObjectStore,
+) -> Result<StoreContents, StoreError> {
+    let (blocks, rows) = futures::join!(read_all_blocks(blocks), read_rows_beside(rows));
+    Ok(StoreContents::of(blocks?, rows?))
+}
+
+/// Every block of the blocks store, read ([`read_blocks`]).
+async fn read_all_blocks(store: &IdbObjectStore) -> Result<ReadBlocks, StoreError> {
+    let (keys, values) = keys_and_values(store).await?;
+    let entries = keys
+        .iter()
+        .zip(values.iter())
+        .map(|(key, value)| block_entry(&key, &value))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(read_blocks(entries))
+}
+
+/// A block as read: its key as JSON text, and its value.
+fn block_entry(key: &JsValue, value: &JsValue) -> Result<(String, BlockValue), StoreError> {
+    let value = match value.as_string() {
+        Some(text) => BlockValue::Text(text),
+        None => BlockValue::Other(json_text(value).unwrap_or_else(|e| format!("{e}"))),
+    };
+    Ok((key_text(key)?, value))
+}
+
+/// Every row of the records store beside the blocks, each with the embedding it holds
+/// itself, if any.
+async fn read_rows_beside(store: &IdbObjectStore) -> Result<StoredMemory, StoreError> {
+    let (keys, values) = keys_and_values(store).await?;
+    records_from(&keys, &values)
+}
+
+/// The rows of the records store, given as all its keys and values, sorted into
+/// records and unreadable rows.
+fn records_from(keys: &Array, values: &Array) -> Result<StoredMemory, StoreError> {
+    if keys.length() == 0 {
+        return Ok(StoredMemory::default());
+    }
+    let embeddings = take_binary_embeddings(values);
     // Every row a record of its own id, as this Remind writes them: decoded in one
     // pass over the one text of all of them. Otherwise row by row, which names each
     // row it cannot read.
-    if let Ok(whole) = JSON::stringify(&values) {
+    if let Ok(whole) = JSON::stringify(values) {
         let ids: Vec<Option<String>> = keys.iter().map(|key| key.as_string()).collect();
         if let Some(records) = read_readable_rows(&ids, &String::from(whole), &embeddings) {
             return Ok(StoredMemory {
@@ -216,7 +325,7 @@ async fn load_records_from(db: &IdbDatabase) -> Result<StoredMemory, StoreError>
             });
         }
     }
-    Ok(read_rows(stored_rows(&keys, &values, embeddings)?))
+    Ok(read_rows(stored_rows(keys, values, embeddings)?))
 }
 
 /// The store `name`, in a readonly transaction of its own.
@@ -250,40 +359,56 @@ async fn load_embeddings_from(
         .collect())
 }
 
-/// The names of both stores, for a transaction over the two.
+/// The names of the stores a change writes, for a transaction over them.
 fn store_names() -> Array {
-    Array::of2(&JsValue::from_str(RECORDS), &JsValue::from_str(EMBEDDINGS))
+    Array::of3(
+        &JsValue::from_str(RECORDS),
+        &JsValue::from_str(RECORD_BLOCKS),
+        &JsValue::from_str(EMBEDDINGS),
+    )
 }
 
-/// A readwrite transaction over both stores: a record and its embedding are written
-/// together or not at all.
+/// A readwrite transaction over the records' stores: a record, its block and its
+/// embedding are written together or not at all.
 fn readwrite(db: &IdbDatabase) -> Result<IdbTransaction, JsValue> {
     db.transaction_with_str_sequence_and_mode(&store_names(), IdbTransactionMode::Readwrite)
 }
 
-fn both_stores(tx: &IdbTransaction) -> Result<(IdbObjectStore, IdbObjectStore), JsValue> {
-    Ok((tx.object_store(RECORDS)?, tx.object_store(EMBEDDINGS)?))
+/// The records' stores, in one transaction.
+struct Stores {
+    /// The rows beside the blocks.
+    records: IdbObjectStore,
+    blocks: IdbObjectStore,
+    embeddings: IdbObjectStore,
 }
 
-/// Every record row, each with its embedding from the embeddings store when the row
-/// holds none of its own (a row holding one was put there by something other than
-/// this Remind, which writes every embedding apart).
-async fn read_whole_rows(
-    records: &IdbObjectStore,
-    embeddings: &IdbObjectStore,
-) -> Result<Vec<StoredRow>, StoreError> {
-    // Both reads are issued at the first poll, before either is awaited.
-    let (rows, apart) = futures::join!(read_rows_of(records), read_all_embeddings(embeddings));
-    let mut rows = rows?;
+fn stores_of(tx: &IdbTransaction) -> Result<Stores, JsValue> {
+    Ok(Stores {
+        records: tx.object_store(RECORDS)?,
+        blocks: tx.object_store(RECORD_BLOCKS)?,
+        embeddings: tx.object_store(EMBEDDINGS)?,
+    })
+}
+
+/// Every record with its embedding: the blocks, the rows beside them and the
+/// embeddings store, all read by requests issued together. A record gets the embedding
+/// kept apart under its id unless its row holds one itself (a row holding one was put
+/// there by something other than this Remind, which writes every embedding apart).
+async fn read_whole_contents(stores: &Stores) -> Result<StoreContents, StoreError> {
+    let (contents, apart) = futures::join!(
+        read_contents(&stores.blocks, &stores.records),
+        read_all_embeddings(&stores.embeddings)
+    );
+    let mut contents = contents?;
     let mut apart: HashMap<String, StoredVector> = apart?.into_iter().collect();
-    for row in &mut rows {
-        if row.embedding.is_none()
-            && let Ok(id) = serde_json::from_str::<String>(&row.key)
+    for record in &mut contents.stored.records {
+        if record.embedding.is_none()
+            && let Some(stored) = apart.remove(&record.id.0)
         {
-            row.embedding = apart.remove(&id);
+            record.embedding = StoredEmbedding::new(stored.model, stored.vector).ok();
         }
     }
-    Ok(rows)
+    Ok(contents)
 }
 
 /// Every embedding of the embeddings store that reads as one, with its record's id;
@@ -305,9 +430,9 @@ async fn read_all_embeddings(
 /// Between the read's `success` and the first put nothing may yield to the event loop,
 /// or IndexedDB would commit the transaction early: the plan is synchronous and the
 /// futures here resolve in the microtasks of the request's event, while the
-/// transaction is still active. The puts go out in batches, each issued while the
-/// previous batch's last put is finishing ([`write_change`]). Should a browser ever end it sooner, the puts fail
-/// and nothing is written, never half of it.
+/// transaction is still active. The puts go out in steps, each issued while the
+/// previous step's last put is finishing ([`write_change`]). Should a browser ever end
+/// it sooner, the puts fail and nothing is written, never half of it.
 async fn transact_in(
     db: &IdbDatabase,
     plan: impl FnOnce(Vec<MemoryRecord>) -> StoreChange,
@@ -315,30 +440,29 @@ async fn transact_in(
 ) -> Result<(), StoreError> {
     let tx = readwrite(db).map_err(|e| failed("starting the save", e))?;
     let done = committed(&tx);
-    let (records, embeddings) = both_stores(&tx).map_err(|e| failed("saving", e))?;
-    let stored = match read_whole_rows(&records, &embeddings).await {
-        Ok(rows) => read_rows(rows),
+    let stores = stores_of(&tx).map_err(|e| failed("saving", e))?;
+    let contents = match read_whole_contents(&stores).await {
+        Ok(contents) => contents,
         Err(e) => {
             let _ = tx.abort();
             return Err(e);
         }
     };
-    let change = plan(stored.records.clone());
-    write_planned(
-        &tx,
-        done,
-        (&records, &embeddings),
-        &stored,
-        &change,
-        on_progress,
-    )
-    .await
+    let change = plan(contents.stored.records.clone());
+    let write = Write {
+        stores: &stores,
+        contents: &contents,
+        held: contents.held_in_blocks(),
+        change: &change,
+    };
+    write_planned(&tx, done, write, on_progress).await
 }
 
 /// The read, the plan and the write of a change to the records `ids` alone, in one
-/// readwrite transaction: each is read with its own `get` (issued together), so a
-/// usage count costs the same with ten thousand lessons as with ten. The same rules
-/// as [`transact_in`] keep the transaction active from the reads to the last put.
+/// readwrite transaction: only their blocks, rows and embeddings are read, each with
+/// its own `get` (issued together), so a usage count costs the same with ten thousand
+/// lessons as with ten. The same rules as [`transact_in`] keep the transaction active
+/// from the reads to the last put.
 async fn transact_records_in(
     db: &IdbDatabase,
     ids: &[RecordId],
@@ -347,82 +471,125 @@ async fn transact_records_in(
 ) -> Result<(), StoreError> {
     let tx = readwrite(db).map_err(|e| failed("starting the save", e))?;
     let done = committed(&tx);
-    let (records, embeddings) = both_stores(&tx).map_err(|e| failed("saving", e))?;
-    let stored = match read_named_rows(&records, &embeddings, ids).await {
-        Ok(rows) => read_rows(rows),
+    let stores = stores_of(&tx).map_err(|e| failed("saving", e))?;
+    let contents = match read_named_records(&stores, ids).await {
+        Ok(contents) => contents,
         Err(e) => {
             let _ = tx.abort();
             return Err(e);
         }
     };
-    let change = plan(stored.records.clone());
+    // In the order of `ids`, as each was read with its own `get` before the blocks.
+    let by_id: HashMap<&RecordId, &MemoryRecord> = contents
+        .stored
+        .records
+        .iter()
+        .map(|record| (&record.id, record))
+        .collect();
+    let change = plan(
+        ids.iter()
+            .filter_map(|id| by_id.get(id).map(|record| MemoryRecord::clone(record)))
+            .collect(),
+    );
     if !change.stays_within(ids) {
         let _ = tx.abort();
         return Err(StoreChange::reaching_further());
     }
-    write_planned(
-        &tx,
-        done,
-        (&records, &embeddings),
-        &stored,
-        &change,
-        on_progress,
-    )
-    .await
+    let write = Write {
+        stores: &stores,
+        contents: &contents,
+        held: contents.held_in_blocks(),
+        change: &change,
+    };
+    write_planned(&tx, done, write, on_progress).await
 }
 
-/// The rows of `ids` the records store holds (an id it does not hold is left out),
-/// each with its embedding kept apart, read with one `get` per store and id, all
-/// issued before the first is awaited.
-async fn read_named_rows(
-    records: &IdbObjectStore,
-    embeddings: &IdbObjectStore,
+/// The blocks of `ids` (every record they hold), the rows of `ids` beside them, and
+/// the embeddings of `ids` attached to their records; one `get` per block, row and
+/// embedding, all issued before the first is awaited.
+async fn read_named_records(
+    stores: &Stores,
     ids: &[RecordId],
-) -> Result<Vec<StoredRow>, StoreError> {
+) -> Result<StoreContents, StoreError> {
+    let numbers: std::collections::BTreeSet<u32> = ids.iter().map(block_of).collect();
+    let mut block_reads = Vec::with_capacity(numbers.len());
+    for number in numbers {
+        let key = JsValue::from(number);
+        let block = stores.blocks.get(&key).map_err(|e| failed("reading", e))?;
+        block_reads.push((key, settle(&block)));
+    }
     let mut reads = Vec::with_capacity(ids.len());
     for id in ids {
         let key = JsValue::from_str(&id.0);
-        let row = records.get(&key).map_err(|e| failed("reading", e))?;
-        let embedding = embeddings.get(&key).map_err(|e| failed("reading", e))?;
+        let row = stores.records.get(&key).map_err(|e| failed("reading", e))?;
+        let embedding = stores
+            .embeddings
+            .get(&key)
+            .map_err(|e| failed("reading", e))?;
         reads.push((key, settle(&row), settle(&embedding)));
     }
-    let mut rows = Vec::with_capacity(reads.len());
-    for (key, row, embedding) in reads {
-        let value = row.await.map_err(|e| failed("reading", e))?;
-        let apart = embedding.await.map_err(|e| failed("reading", e))?;
+    let mut blocks = Vec::with_capacity(block_reads.len());
+    for (key, block) in block_reads {
+        let value = block.await.map_err(|e| failed("reading", e))?;
         if !value.is_undefined() {
-            let mut row = stored_row(&key, value)?;
-            if row.embedding.is_none() {
-                row.embedding = embedding_of(&apart);
-            }
-            rows.push(row);
+            blocks.push(block_entry(&key, &value)?);
         }
     }
-    Ok(rows)
+    let mut rows = Vec::new();
+    let mut apart = HashMap::new();
+    for (key, row, embedding) in reads {
+        let value = row.await.map_err(|e| failed("reading", e))?;
+        if let Some(embedding) = embedding_of(&embedding.await.map_err(|e| failed("reading", e))?)
+            && let Some(id) = key.as_string()
+        {
+            apart.insert(id, embedding);
+        }
+        if !value.is_undefined() {
+            rows.push(stored_row(&key, value)?);
+        }
+    }
+    let mut contents = StoreContents::of(read_blocks(blocks), read_rows(rows));
+    for record in &mut contents.stored.records {
+        if record.embedding.is_none()
+            && let Some(stored) = apart.remove(&record.id.0)
+        {
+            record.embedding = StoredEmbedding::new(stored.model, stored.vector).ok();
+        }
+    }
+    Ok(contents)
 }
 
-/// Writes `change`, planned on `stored`, in the transaction that read it, and resolves
-/// when it committed. An empty change writes nothing; one over an unreadable row is
-/// refused and nothing written.
+/// A change to write, with what it was planned on.
+struct Write<'a> {
+    stores: &'a Stores,
+    /// What the transaction read: the unreadable blocks and rows no write may touch,
+    /// which records had an embedding, which were rows.
+    contents: &'a StoreContents,
+    /// The records read from blocks, which a rewrite of their blocks keeps.
+    held: Vec<&'a MemoryRecord>,
+    change: &'a StoreChange,
+}
+
+/// Writes a change in the transaction that read what it was planned on, and resolves
+/// when it committed. An empty change writes nothing; one over an unreadable block or
+/// row is refused and nothing written.
 async fn write_planned(
     tx: &IdbTransaction,
     done: JsFuture,
-    stores: (&IdbObjectStore, &IdbObjectStore),
-    stored: &StoredMemory,
-    change: &StoreChange,
+    write: Write<'_>,
     on_progress: Option<&dyn Fn(WriteProgress)>,
 ) -> Result<(), StoreError> {
-    if change.is_empty() {
+    if write.change.is_empty() {
         // A read-only outcome (a refusal, nothing to count): let the transaction end.
         return done.await.map(drop).map_err(|e| failed("reading", e));
     }
-    if let Some(row) = change.overwrites_unreadable(stored) {
+    if let Some(row) = write.change.overwrites_unreadable(&write.contents.stored) {
         let _ = tx.abort();
         return Err(StoreError::WouldOverwriteUnreadable {
             id: row.key.clone(),
         });
     }
-    if let Err(e) = write_change(stores, change, stored, on_progress).await {
+    if let Err(e) = write_change(&write, on_progress).await {
         let _ = tx.abort();
         let _ = done.await;
         return Err(e);
@@ -437,66 +604,109 @@ async fn write_planned(
     done.await.map(drop).map_err(|e| failed("saving", e))
 }
 
-/// Puts issued at once before waiting for the last of them: encoding and issuing a
-/// batch takes a few milliseconds, so a write of thousands of records (an import) is
-/// many short tasks rather than one that freezes the page.
-const PUTS_PER_BATCH: usize = 250;
+/// Blocks rewritten in one step of a write: encoding them and issuing their puts takes
+/// a few milliseconds, so a write of thousands of records (an import) is many short
+/// tasks rather than one that freezes the page.
+const BLOCKS_PER_STEP: usize = 4;
 
-/// Issues the deletes and puts of `change` in batches, each once the last put of the
-/// batch before the previous one has succeeded. The transaction stays active
-/// throughout: a request is pending until then, and the next batch is issued in the
-/// microtasks of that request's `success` event, so IndexedDB never sees an idle
-/// transaction to commit early. Between batches the browser is free to paint and
-/// answer input.
+/// Issues the deletes and puts of a change in steps of [`BLOCKS_PER_STEP`] blocks, each
+/// once the last put of the step before the previous one has succeeded. The
+/// transaction stays active throughout: a request is pending until then, and the next
+/// step is issued in the microtasks of that request's `success` event, so IndexedDB
+/// never sees an idle transaction to commit early. Between steps the browser is free
+/// to paint and answer input.
 ///
-/// A record's row goes to the records store and its embedding to the embeddings
-/// store under its id; a record put without an embedding drops the one it had in
-/// `stored` (what the change was planned on, read with the embeddings), as putting a
-/// whole row did before the two were apart. Only those are deleted: an import of
-/// thousands of new records issues no deletion for each.
+/// A step rewrites each of its blocks whole ([`rewritten_blocks`]) and, for each record
+/// put into them, puts its embedding in the embeddings store under its id; a record put
+/// without an embedding drops the one it had (as read), and a record that was a row
+/// beside the blocks has that row deleted. An erased record's embedding and row go too.
 ///
-/// A write of more than one batch tells `on_progress` how many puts have succeeded
-/// each time a batch is done.
+/// A write of more than one step tells `on_progress` how many of the records put are
+/// written each time a step is done.
 async fn write_change(
-    (records, embeddings): (&IdbObjectStore, &IdbObjectStore),
-    change: &StoreChange,
-    stored: &StoredMemory,
+    write: &Write<'_>,
     on_progress: Option<&dyn Fn(WriteProgress)>,
 ) -> Result<(), StoreError> {
+    let Write {
+        stores,
+        contents,
+        change,
+        ..
+    } = write;
+    let blocks = rewritten_blocks(&write.held, &change.put, &change.erase);
     let total = change.put.len();
     let report = |written| {
-        if let Some(on_progress) = on_progress.filter(|_| total > PUTS_PER_BATCH) {
+        if let Some(on_progress) = on_progress.filter(|_| blocks.len() > BLOCKS_PER_STEP) {
             on_progress(WriteProgress { written, total });
         }
     };
-    let mut written = 0;
-    let had_embedding: HashSet<&RecordId> = stored
+    let had_embedding: HashSet<&RecordId> = contents
+        .stored
         .records
         .iter()
         .filter(|record| record.embedding.is_some())
         .map(|record| &record.id)
         .collect();
+    let mut puts_by_block: HashMap<u32, Vec<&MemoryRecord>> = HashMap::new();
+    for record in &change.put {
+        puts_by_block
+            .entry(block_of(&record.id))
+            .or_default()
+            .push(record);
+    }
     for id in &change.erase {
         let key = JsValue::from_str(&id.0);
-        records.delete(&key).map_err(|e| failed("erasing", e))?;
-        embeddings.delete(&key).map_err(|e| failed("erasing", e))?;
-    }
-    // Two batches in flight: the next is issued as soon as the one before the last
-    // has been written, so IndexedDB always has puts queued while the page encodes more.
-    let mut in_flight: Option<(JsFuture, usize)> = None;
-    for batch in change.put.chunks(PUTS_PER_BATCH) {
-        let mut last = None;
-        for (record, (row, embedding)) in batch.iter().zip(rows_of(batch)?) {
-            let key = JsValue::from_str(&record.id.0);
-            match embedding {
-                Some(embedding) => embeddings.put_with_key(&embedding, &key).map(drop),
-                None if had_embedding.contains(&record.id) => embeddings.delete(&key).map(drop),
-                None => Ok(()),
-            }
-            .map_err(|e| failed("saving", e))?;
-            last = Some(records.put(&row).map_err(|e| failed("saving", e))?);
+        stores
+            .embeddings
+            .delete(&key)
+            .map_err(|e| failed("erasing", e))?;
+        if contents.in_rows.contains(id) {
+            stores
+                .records
+                .delete(&key)
+                .map_err(|e| failed("erasing", e))?;
         }
-        let issued = last.map(|last| (settle(&last), batch.len()));
+    }
+    let mut written = 0;
+    // Two steps in flight: the next is issued as soon as the one before the last has
+    // been written, so IndexedDB always has puts queued while the page encodes more.
+    let mut in_flight: Option<(JsFuture, usize)> = None;
+    for step in blocks.chunks(BLOCKS_PER_STEP) {
+        let mut last = None;
+        let mut puts = 0;
+        for (number, records) in step {
+            let put_here = puts_by_block.remove(number).unwrap_or_default();
+            puts += put_here.len();
+            for record in put_here {
+                let key = JsValue::from_str(&record.id.0);
+                match &record.embedding {
+                    Some(embedding) => stores
+                        .embeddings
+                        .put_with_key(&binary_embedding_value(embedding)?, &key)
+                        .map(drop),
+                    None if had_embedding.contains(&record.id) => {
+                        stores.embeddings.delete(&key).map(drop)
+                    }
+                    None => Ok(()),
+                }
+                .map_err(|e| failed("saving", e))?;
+                if contents.in_rows.contains(&record.id) {
+                    stores
+                        .records
+                        .delete(&key)
+                        .map_err(|e| failed("saving", e))?;
+                }
+            }
+            let text = block_text(records)
+                .map_err(|e| StoreError::Failed(format!("a record could not be encoded: {e}")))?;
+            last = Some(
+                stores
+                    .blocks
+                    .put_with_key(&JsValue::from_str(&text), &JsValue::from(*number))
+                    .map_err(|e| failed("saving", e))?,
+            );
+        }
+        let issued = last.map(|last| (settle(&last), puts));
         if let Some((previous, puts)) = in_flight.take() {
             previous.await.map_err(|e| failed("saving", e))?;
             written += puts;
@@ -509,13 +719,6 @@ async fn write_change(
         report(written + puts);
     }
     Ok(())
-}
-
-/// Every row of `store`, keys and values paired in key order.
-async fn read_rows_of(store: &IdbObjectStore) -> Result<Vec<StoredRow>, StoreError> {
-    let (keys, values) = keys_and_values(store).await?;
-    let embeddings = take_binary_embeddings(&values);
-    stored_rows(&keys, &values, embeddings)
 }
 
 /// Each of `values`' binary embedding, taken out of it ([`take_binary_embedding`]).
@@ -649,46 +852,14 @@ fn field(value: &JsValue, name: &str) -> Option<JsValue> {
         .filter(|v| !v.is_undefined())
 }
 
-/// Records as schema-4 rows, their fields as JSON, each with its embedding as the
-/// embeddings store holds it (`{ model, vector: Float32Array }`), if it has one. The
-/// fields of all of them go through one `JSON.parse`, not one each: crossing into
-/// JavaScript once per record was a good part of what writing an import cost.
-fn rows_of(records: &[MemoryRecord]) -> Result<Vec<(JsValue, Option<JsValue>)>, StoreError> {
-    let mut fields = String::from("[");
-    let mut embeddings = Vec::with_capacity(records.len());
-    for (i, record) in records.iter().enumerate() {
-        let (json, embedding) = record_to_json_and_vector(record)
-            .map_err(|e| StoreError::Failed(format!("a record could not be encoded: {e}")))?;
-        if i > 0 {
-            fields.push(',');
-        }
-        fields.push_str(&json);
-        embeddings.push(embedding);
-    }
-    fields.push(']');
-    let rows = Array::from(&JSON::parse(&fields).map_err(|e| failed("saving", e))?);
-    rows.iter()
-        .zip(embeddings)
-        .map(|(row, embedding)| {
-            Ok((
-                row,
-                embedding.map(|e| binary_embedding_value(&e)).transpose()?,
-            ))
-        })
-        .collect()
-}
-
 /// An embedding as schema 4 stores it: `{ model, vector: Float32Array }`.
-fn binary_embedding_value(embedding: &StoredVector) -> Result<JsValue, StoreError> {
+fn binary_embedding_value(embedding: &StoredEmbedding) -> Result<JsValue, StoreError> {
     let binary = Object::new();
     let set = |name: &str, value: &JsValue| {
         Reflect::set(&binary, &JsValue::from_str(name), value).map_err(|e| failed("saving", e))
     };
-    set(EMBEDDING_MODEL, &JsValue::from_str(&embedding.model))?;
-    set(
-        EMBEDDING_VECTOR,
-        &Float32Array::from(embedding.vector.as_slice()),
-    )?;
+    set(EMBEDDING_MODEL, &JsValue::from_str(embedding.model()))?;
+    set(EMBEDDING_VECTOR, &Float32Array::from(embedding.vector()))?;
     Ok(binary.into())
 }
 
@@ -902,8 +1073,19 @@ fn migrate(db: &IdbDatabase, upgrade: &IdbTransaction, old_version: u32) {
     if old_version < 4 {
         let _ = db.create_object_store(EMBEDDINGS);
     }
-    if (1..4).contains(&old_version) {
-        embeddings_apart(upgrade, old_version);
+    if old_version < 5 {
+        let _ = db.create_object_store(RECORD_BLOCKS);
+    }
+    // Each step's requests are issued once the step before has issued its last, so
+    // the rows the blocks are made of are the rows as schema 4 left them.
+    let into_blocks = {
+        let upgrade = upgrade.clone();
+        move || rows_into_blocks(&upgrade)
+    };
+    match old_version {
+        1..=3 => embeddings_apart(upgrade, old_version, Box::new(into_blocks)),
+        4 => into_blocks(),
+        _ => {}
     }
 }
 
@@ -918,7 +1100,7 @@ fn migrate(db: &IdbDatabase, upgrade: &IdbTransaction, old_version: u32) {
 ///
 /// The rows move [`ROWS_PER_MIGRATION_STEP`] at a time (see [`EmbeddingsApart`]), so a
 /// memory of thousands never freezes the page for the whole upgrade.
-fn embeddings_apart(upgrade: &IdbTransaction, old_version: u32) {
+fn embeddings_apart(upgrade: &IdbTransaction, old_version: u32, then: Box<dyn FnOnce()>) {
     let (Ok(records), Ok(embeddings)) = (
         upgrade.object_store(RECORDS),
         upgrade.object_store(EMBEDDINGS),
@@ -950,6 +1132,7 @@ fn embeddings_apart(upgrade: &IdbTransaction, old_version: u32) {
             old_version,
             is_finite,
             next: Cell::new(0),
+            then: Cell::new(Some(then)),
         })
         .step();
     });
@@ -978,6 +1161,8 @@ struct EmbeddingsApart {
     /// inside the engine rather than crossing into wasm for each of its values.
     is_finite: Function,
     next: Cell<u32>,
+    /// The next schema step, begun once every row has moved.
+    then: Cell<Option<Box<dyn FnOnce()>>>,
 }
 
 impl EmbeddingsApart {
@@ -1005,6 +1190,9 @@ impl EmbeddingsApart {
                     return;
                 }
             }
+        }
+        if let Some(then) = self.then.take() {
+            then();
         }
     }
 
@@ -1079,6 +1267,154 @@ impl EmbeddingsApart {
             .and_then(|every| every.dyn_into::<Function>().ok())
             .and_then(|every| every.call1(numbers, &self.is_finite).ok())
             .is_some_and(|all| all.is_truthy())
+    }
+}
+
+/// Schema 5: every row of the records store that reads as a record, as a reload of
+/// schema 4 read it, moves into its block ([`remind_core::record_blocks`]), re-encoded
+/// as this Remind writes records; the rows the blocks are made of are then deleted, and
+/// every other row is left exactly as it was (a row that does not read, and a row
+/// holding its embedding as binary itself, which no Remind of schema 4 wrote, stay rows
+/// beside the blocks, read as before). A record whose row held its embedding as JSON
+/// numbers gets it put apart, as schema 4 keeps every embedding.
+///
+/// The rows are read [`ROWS_PER_BLOCKS_STEP`] at a time (see [`RowsIntoBlocks`]), so a
+/// memory of thousands never freezes the page for the whole upgrade; should any request
+/// fail, the upgrade is aborted and the database stays at its old version.
+fn rows_into_blocks(upgrade: &IdbTransaction) {
+    let (Ok(records), Ok(blocks), Ok(embeddings)) = (
+        upgrade.object_store(RECORDS),
+        upgrade.object_store(RECORD_BLOCKS),
+        upgrade.object_store(EMBEDDINGS),
+    ) else {
+        let _ = upgrade.abort();
+        return;
+    };
+    let (Ok(keys), Ok(values)) = (records.get_all_keys(), records.get_all()) else {
+        let _ = upgrade.abort();
+        return;
+    };
+    let read = values.clone();
+    let (migrating, on_failure) = (upgrade.clone(), upgrade.clone());
+    let on_values = Closure::once_into_js(move || {
+        let (Ok(keys), Ok(values)) = (keys.result(), read.result()) else {
+            let _ = migrating.abort();
+            return;
+        };
+        Rc::new(RowsIntoBlocks {
+            keys: Array::from(&keys),
+            values: Array::from(&values),
+            records,
+            blocks,
+            embeddings,
+            upgrade: migrating,
+            next: Cell::new(0),
+            into: Default::default(),
+            staying: Array::new(),
+        })
+        .step();
+    });
+    let on_error = Closure::once_into_js(move || {
+        let _ = on_failure.abort();
+    });
+    values.set_onsuccess(Some(on_values.unchecked_ref()));
+    values.set_onerror(Some(on_error.unchecked_ref()));
+}
+
+/// Rows read in one step of the migration to blocks.
+const ROWS_PER_BLOCKS_STEP: u32 = 1000;
+
+/// The migration to blocks under way: the rows read in the upgrade transaction, how far
+/// reading them has come, and the blocks made so far.
+struct RowsIntoBlocks {
+    keys: Array,
+    values: Array,
+    records: IdbObjectStore,
+    blocks: IdbObjectStore,
+    embeddings: IdbObjectStore,
+    upgrade: IdbTransaction,
+    next: Cell<u32>,
+    /// Each block's records so far, by block number.
+    into: std::cell::RefCell<std::collections::BTreeMap<u32, Vec<MemoryRecord>>>,
+    /// The rows that stay rows, as read.
+    staying: Array,
+}
+
+impl RowsIntoBlocks {
+    /// Sorts the next step's rows, then waits for a request of no consequence (a
+    /// count) to go on, which keeps the upgrade transaction active between steps; once
+    /// every row is sorted, writes the blocks.
+    fn step(self: Rc<Self>) {
+        let length = self.keys.length();
+        let start = self.next.get();
+        if start >= length {
+            if self.write_blocks().is_err() {
+                let _ = self.upgrade.abort();
+            }
+            return;
+        }
+        let end = start.saturating_add(ROWS_PER_BLOCKS_STEP).min(length);
+        self.next.set(end);
+        if self.sort_rows(start..end).is_err() {
+            let _ = self.upgrade.abort();
+            return;
+        }
+        let Ok(pause) = self.records.count() else {
+            let _ = self.upgrade.abort();
+            return;
+        };
+        let next = Rc::clone(&self);
+        let on_success = Closure::once_into_js(move || next.step());
+        pause.set_onsuccess(Some(on_success.unchecked_ref()));
+    }
+
+    /// Takes each row of `range` that reads as a record into its block (its embedding,
+    /// if the row held one as numbers, put apart), and keeps every other row as it is.
+    fn sort_rows(&self, range: std::ops::Range<u32>) -> Result<(), ()> {
+        let (start, end) = (range.start, range.end);
+        let keys = self.keys.slice(start, end);
+        let values = self.values.slice(start, end);
+        let (key_texts, row_texts) = (texts_where_possible(&keys), texts_where_possible(&values));
+        let mut into = self.into.borrow_mut();
+        for (i, (key_text, row_text)) in key_texts.into_iter().zip(row_texts).enumerate() {
+            let value = values.get(i as u32);
+            let record = match (key_text, row_text) {
+                (Some(key), Some(value_text)) if binary_embedding(&value).is_none() => {
+                    read_row(&StoredRow::json(key, value_text)).ok()
+                }
+                _ => None,
+            };
+            let Some(mut record) = record else {
+                self.staying.push(&value);
+                continue;
+            };
+            if let Some(embedding) = record.embedding.take() {
+                self.embeddings
+                    .put_with_key(
+                        &binary_embedding_value(&embedding).map_err(drop)?,
+                        &JsValue::from_str(&record.id.0),
+                    )
+                    .map_err(drop)?;
+            }
+            into.entry(block_of(&record.id)).or_default().push(record);
+        }
+        Ok(())
+    }
+
+    /// Empties the records store, puts back the rows that stay, and puts each block.
+    fn write_blocks(&self) -> Result<(), ()> {
+        self.records.clear().map_err(drop)?;
+        for row in self.staying.iter() {
+            self.records.put(&row).map_err(drop)?;
+        }
+        for (number, records) in self.into.borrow().iter() {
+            let records: Vec<&MemoryRecord> = records.iter().collect();
+            let text = block_text(&records).map_err(drop)?;
+            self.blocks
+                .put_with_key(&JsValue::from_str(&text), &JsValue::from(*number))
+                .map_err(drop)?;
+        }
+        Ok(())
     }
 }
 

@@ -336,8 +336,9 @@ export async function storedRows(page) {
     open.onerror = () => reject(open.error);
     open.onsuccess = () => {
       const db = open.result;
-      const tx = db.transaction(['records', 'embeddings']);
+      const tx = db.transaction(['records', 'record_blocks', 'embeddings']);
       const rows = tx.objectStore('records').getAll();
+      const blocks = tx.objectStore('record_blocks').getAll();
       const keys = tx.objectStore('embeddings').getAllKeys();
       const apart = tx.objectStore('embeddings').getAll();
       const plain = (row) => (row?.embedding?.vector instanceof Float32Array
@@ -346,14 +347,18 @@ export async function storedRows(page) {
       tx.oncomplete = () => {
         db.close();
         const byId = new Map(keys.result.map((key, i) => [key, apart.result[i]]));
-        resolve(rows.result.map((row) => plain(byId.has(row.id) && row.embedding == null ? { ...row, embedding: byId.get(row.id) } : row)));
+        // The records in their blocks and the rows beside them, in the order of their
+        // ids, as one row per record read before the blocks.
+        const all = [...blocks.result.flatMap((text) => JSON.parse(text)), ...rows.result]
+          .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+        resolve(all.map((row) => plain(byId.has(row.id) && row.embedding == null ? { ...row, embedding: byId.get(row.id) } : row)));
       };
       tx.onerror = () => { db.close(); reject(tx.error); };
     };
   }));
 }
 
-/** Puts raw rows into the records store, as a newer Remind, a hostile import of an earlier one or a damaged disk would leave them. */
+/** Puts raw rows into the records store beside the blocks, as a newer Remind, a hostile import of an earlier one or a damaged disk would leave them. */
 export async function putRawRows(page, rows) {
   await page.evaluate((rows) => new Promise((resolve, reject) => {
     const open = indexedDB.open('remind');

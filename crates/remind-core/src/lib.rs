@@ -19,6 +19,7 @@ pub mod packed_vector;
 pub mod prompt;
 pub mod prompt_breakdown;
 pub mod record;
+pub mod record_blocks;
 pub mod reflection;
 pub mod reply;
 pub mod request_pattern;

@@ -12,6 +12,7 @@
 //! the JSON text of its other fields and the vector apart ([`StoredRow::embedding`]).
 
 use crate::record::{MemoryRecord, RecordId};
+use crate::record_blocks::{block_named_by, block_of};
 use crate::stored_record::{StoredRecord, StoredVector};
 
 /// One row as the store holds it: its key (as JSON text, since a store key need not be
@@ -67,9 +68,13 @@ pub struct UnreadableRecord {
 }
 
 impl UnreadableRecord {
-    /// Whether writing a record with `id` would overwrite this row.
+    /// Whether writing a record with `id` would overwrite this row, or rewrite this
+    /// block ([`crate::record_blocks`]).
     pub fn is_stored_under(&self, id: &RecordId) -> bool {
-        serde_json::to_string(&id.0).is_ok_and(|key| key == self.key)
+        match block_named_by(&self.key) {
+            Some(block) => block == block_of(id).to_string(),
+            None => serde_json::to_string(&id.0).is_ok_and(|key| key == self.key),
+        }
     }
 }
 

@@ -1,0 +1,455 @@
+//! The records store's blocks (IndexedDB schema 5): every record lives in one of
+//! [`BLOCKS`] blocks, chosen by its id, and a block is stored as the one JSON text of
+//! its records.
+//!
+//! Reading ten thousand rows of one record each cost IndexedDB about 0.2 s and the page
+//! the structured clone of ten thousand objects; sixty-four texts cost a few
+//! milliseconds (`bench/idb-layouts.mjs`). A change rewrites only the blocks that hold
+//! a record it puts or erases, read in the same transaction. A block that does not read
+//! whole is set aside whole, like an unreadable row, and no write may rewrite it.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::record::{MemoryRecord, RecordId};
+use crate::stored_record::{StoredRecord, record_to_json_and_vector};
+use crate::stored_rows::{StoredMemory, UnreadableRecord};
+
+/// How many blocks the records are spread over: a usage count rewrites one block, about
+/// 150 records at ten thousand lessons, and a reload reads this many texts.
+pub const BLOCKS: u32 = 64;
+
+/// The block a record with `id` lives in: the 32-bit FNV-1a hash of the id's bytes,
+/// modulo [`BLOCKS`]. Stored data depends on it: it never changes within a schema.
+pub fn block_of(id: &RecordId) -> u32 {
+    let hash = id.0.bytes().fold(0x811c_9dc5_u32, |hash, byte| {
+        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
+    });
+    hash % BLOCKS
+}
+
+/// A block's value as the store holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BlockValue {
+    /// A text, as this Remind writes every block.
+    Text(String),
+    /// Anything else, as JSON text.
+    Other(String),
+}
+
+/// The blocks as read: the records of every block that reads whole, and each block
+/// that does not, set aside whole.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReadBlocks {
+    pub records: Vec<MemoryRecord>,
+    pub unreadable: Vec<UnreadableRecord>,
+}
+
+/// Reads every block, given as its store key (as JSON text) and its value. A block
+/// reads whole when its key is a block number, its value a JSON array of records, and
+/// each of them is one of this block's, once: anything else about it would have a
+/// write lose or duplicate a record, so the block is set aside with its raw text.
+pub fn read_blocks(blocks: impl IntoIterator<Item = (String, BlockValue)>) -> ReadBlocks {
+    let mut read = ReadBlocks::default();
+    for (key, value) in blocks {
+        match read_block(&key, &value) {
+            Ok(records) => read.records.extend(records),
+            Err(problem) => read.unreadable.push(UnreadableRecord {
+                key: unreadable_block_key(&key),
+                raw: match value {
+                    BlockValue::Text(text) | BlockValue::Other(text) => text,
+                },
+                problem,
+            }),
+        }
+    }
+    read
+}
+
+fn read_block(key: &str, value: &BlockValue) -> Result<Vec<MemoryRecord>, String> {
+    let number = key
+        .parse::<u32>()
+        .ok()
+        .filter(|n| *n < BLOCKS)
+        .ok_or_else(|| format!("it is stored under {key}, which is not one of Remind's blocks"))?;
+    let BlockValue::Text(text) = value else {
+        return Err(
+            "it is a block of lessons that is not text; something other than Remind wrote it"
+                .into(),
+        );
+    };
+    let stored: Vec<StoredRecord> = serde_json::from_str(text).map_err(|e| {
+        format!("it is a block of lessons this version of Remind cannot read ({e}); a newer Remind may have written it")
+    })?;
+    let mut seen = HashSet::with_capacity(stored.len());
+    stored
+        .into_iter()
+        .map(|stored| {
+            let record = MemoryRecord::from(stored);
+            if block_of(&record.id) != number {
+                return Err(format!(
+                    "it holds the lesson {:?}, which belongs in block {}",
+                    record.id.0,
+                    block_of(&record.id)
+                ));
+            }
+            if !seen.insert(record.id.clone()) {
+                return Err(format!("it holds the lesson {:?} twice", record.id.0));
+            }
+            Ok(record)
+        })
+        .collect()
+}
+
+/// The name under which an unreadable block is listed and deleted: `{"block":KEY}`,
+/// KEY its store key as JSON. No row of the records store is named so, for an
+/// IndexedDB key is never an object.
+pub fn unreadable_block_key(key: &str) -> String {
+    format!(r#"{{"block":{key}}}"#)
+}
+
+/// The store key (as JSON text) of the block an unreadable entry names, when it names
+/// a block ([`unreadable_block_key`]) rather than a row.
+pub fn block_named_by(unreadable_key: &str) -> Option<String> {
+    let named: HashMap<String, serde_json::Value> = serde_json::from_str(unreadable_key).ok()?;
+    (named.len() == 1)
+        .then(|| named.get("block").map(serde_json::Value::to_string))
+        .flatten()
+}
+
+/// The blocks a change rewrites, by block number, each with the records it is to hold:
+/// every block that holds, or is to hold, a record of `put` or `erase`, with the records
+/// it holds now (`held`: every record read from the blocks in the change's transaction,
+/// in the order read) less those erased, a put record in place of the one of its id,
+/// and new ones after. [`block_text`] makes each the text to store.
+pub fn rewritten_blocks<'a>(
+    held: &[&'a MemoryRecord],
+    put: &'a [MemoryRecord],
+    erase: &[RecordId],
+) -> Vec<(u32, Vec<&'a MemoryRecord>)> {
+    let erased: HashSet<&RecordId> = erase.iter().collect();
+    let mut replaced: HashMap<&RecordId, &MemoryRecord> =
+        put.iter().map(|record| (&record.id, record)).collect();
+    let touched: HashSet<u32> = put
+        .iter()
+        .map(|record| block_of(&record.id))
+        .chain(erase.iter().map(block_of))
+        .collect();
+    let mut blocks: HashMap<u32, Vec<&MemoryRecord>> =
+        touched.iter().map(|&number| (number, Vec::new())).collect();
+    for &record in held {
+        let Some(block) = blocks.get_mut(&block_of(&record.id)) else {
+            continue;
+        };
+        if !erased.contains(&record.id) {
+            block.push(replaced.remove(&record.id).unwrap_or(record));
+        }
+    }
+    for record in put {
+        if let Some(new) = replaced.remove(&record.id)
+            && !erased.contains(&new.id)
+            && let Some(block) = blocks.get_mut(&block_of(&new.id))
+        {
+            block.push(new);
+        }
+    }
+    let mut blocks: Vec<_> = blocks.into_iter().collect();
+    blocks.sort_by_key(|(number, _)| *number);
+    blocks
+}
+
+/// What one read of the records store found: the blocks' records, and the rows beside
+/// them (rows an older schema left that the migration could not read, or rows written
+/// by something other than this Remind).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StoreContents {
+    /// Every record that reads, and every block and row that does not.
+    pub stored: StoredMemory,
+    /// The records read from rows rather than blocks: writing or erasing one deletes
+    /// its row, so it is then held in its block alone.
+    pub in_rows: HashSet<RecordId>,
+}
+
+impl StoreContents {
+    /// The blocks' records and the rows beside them, as one memory. A row whose record
+    /// a block already holds is set aside as unreadable, so no write picks one copy
+    /// over the other; the user keeps or deletes it.
+    pub fn of(blocks: ReadBlocks, rows: StoredMemory) -> Self {
+        let in_blocks: HashSet<RecordId> = blocks.records.iter().map(|r| r.id.clone()).collect();
+        let mut contents = StoreContents {
+            stored: StoredMemory {
+                records: blocks.records,
+                unreadable: blocks.unreadable,
+            },
+            in_rows: HashSet::new(),
+        };
+        contents.stored.unreadable.extend(rows.unreadable);
+        for record in rows.records {
+            if in_blocks.contains(&record.id) {
+                contents.stored.unreadable.push(UnreadableRecord {
+                    key: serde_json::to_string(&record.id.0).unwrap_or_default(),
+                    raw: crate::stored_record::record_to_json(&record).unwrap_or_default(),
+                    problem: format!(
+                        "it is a second copy of the lesson {:?}, which Remind keeps in its blocks; delete it, or export it to compare",
+                        record.id.0
+                    ),
+                });
+            } else {
+                contents.in_rows.insert(record.id.clone());
+                contents.stored.records.push(record);
+            }
+        }
+        // In the order of their ids, as IndexedDB orders keys (by UTF-16 code unit):
+        // the order the rows of one record each were read in, which is the order
+        // Remind's ids were made in, so a tie between lessons still goes to the oldest.
+        contents
+            .stored
+            .records
+            .sort_by(|a, b| a.id.0.encode_utf16().cmp(b.id.0.encode_utf16()));
+        contents
+    }
+
+    /// The records read from the blocks, in the order read: what a rewrite of their
+    /// blocks starts from.
+    pub fn held_in_blocks(&self) -> Vec<&MemoryRecord> {
+        self.stored
+            .records
+            .iter()
+            .filter(|record| !self.in_rows.contains(&record.id))
+            .collect()
+    }
+}
+
+/// The JSON array of `records`, each as its row holds it (without its embedding).
+pub fn block_text(records: &[&MemoryRecord]) -> Result<String, serde_json::Error> {
+    let mut text = String::from("[");
+    for (i, record) in records.iter().enumerate() {
+        if i > 0 {
+            text.push(',');
+        }
+        text.push_str(&record_to_json_and_vector(record)?.0);
+    }
+    text.push(']');
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::{FeedbackMemory, Lesson};
+    use crate::record::{StoredEmbedding, Timestamp};
+
+    fn lesson(id: &str) -> MemoryRecord {
+        FeedbackMemory::default()
+            .plan_write(
+                Lesson::user_clarification(&format!("What is like < {id} > ?"), "a synonym"),
+                RecordId(id.into()),
+                Timestamp(1),
+            )
+            .current
+    }
+
+    fn blocks_of(blocks: Vec<(u32, Vec<&MemoryRecord>)>) -> Vec<(String, BlockValue)> {
+        blocks
+            .into_iter()
+            .map(|(n, records)| {
+                (
+                    n.to_string(),
+                    BlockValue::Text(block_text(&records).unwrap()),
+                )
+            })
+            .collect()
+    }
+
+    /// Two ids that fall in the same block.
+    fn two_ids_in_one_block() -> (String, String) {
+        let first = "lesson-0".to_owned();
+        let second = (1..)
+            .map(|i| format!("lesson-{i}"))
+            .find(|id| block_of(&RecordId(id.clone())) == block_of(&RecordId(first.clone())))
+            .unwrap();
+        (first, second)
+    }
+
+    #[test]
+    fn ten_thousand_ids_spread_over_every_block_none_holding_twice_its_share() {
+        let mut counts = vec![0; BLOCKS as usize];
+        for i in 0..10_000 {
+            counts[block_of(&RecordId(format!("{i:08x}-lesson"))) as usize] += 1;
+        }
+        let share = 10_000 / BLOCKS as usize;
+        assert!(
+            counts.iter().all(|&n| n > share / 2 && n < share * 2),
+            "{counts:?}"
+        );
+    }
+
+    #[test]
+    fn written_blocks_read_back_as_the_same_records_without_their_embeddings() {
+        let mut embedded = lesson("b");
+        embedded.embedding = Some(StoredEmbedding::new("m", vec![1.0, 0.0]).unwrap());
+        let records = [lesson("a"), embedded, lesson("c")];
+        let texts = rewritten_blocks(&[], &records, &[]);
+        let read = read_blocks(blocks_of(texts));
+        assert!(read.unreadable.is_empty());
+        let mut ids: Vec<_> = read.records.iter().map(|r| r.id.0.clone()).collect();
+        ids.sort();
+        assert_eq!(ids, ["a", "b", "c"]);
+        assert!(read.records.iter().all(|r| r.embedding.is_none()));
+    }
+
+    #[test]
+    fn a_change_rewrites_only_the_blocks_it_touches_keeping_their_other_records_in_order() {
+        let (first, second) = two_ids_in_one_block();
+        let held = [lesson(&first), lesson(&second)];
+        let held_refs: Vec<&MemoryRecord> = held.iter().collect();
+        let mut changed = lesson(&second);
+        changed.version = 2;
+        let changed = [changed];
+        let texts = rewritten_blocks(&held_refs, &changed, &[]);
+        assert_eq!(texts.len(), 1, "one block touched");
+        let read = read_blocks(blocks_of(texts));
+        let ids: Vec<_> = read.records.iter().map(|r| r.id.0.as_str()).collect();
+        assert_eq!(ids, [first.as_str(), second.as_str()]);
+        assert_eq!(
+            read.records[1].version, 2,
+            "the put record in place of the held one"
+        );
+    }
+
+    #[test]
+    fn an_erased_record_leaves_its_block_and_an_emptied_block_is_written_empty() {
+        let (first, second) = two_ids_in_one_block();
+        let held = [lesson(&first), lesson(&second)];
+        let held_refs: Vec<&MemoryRecord> = held.iter().collect();
+        let texts = rewritten_blocks(&held_refs, &[], &[RecordId(first.clone())]);
+        let read = read_blocks(blocks_of(texts));
+        assert_eq!(read.records.len(), 1);
+        assert_eq!(read.records[0].id.0, second);
+        let emptied = rewritten_blocks(
+            &held_refs,
+            &[],
+            &[RecordId(first.clone()), RecordId(second)],
+        );
+        assert_eq!(emptied, [(block_of(&RecordId(first)), vec![])]);
+    }
+
+    #[test]
+    fn a_block_that_does_not_read_whole_is_set_aside_whole_with_its_raw_text() {
+        let (first, _) = two_ids_in_one_block();
+        let number = block_of(&RecordId(first.clone()));
+        let good = block_text(&[&lesson(&first)]).unwrap();
+        let elsewhere = (number + 1) % BLOCKS;
+        let twice = block_text(&[&lesson(&first), &lesson(&first)]).unwrap();
+        let read = read_blocks([
+            (number.to_string(), BlockValue::Text("[{\"id\":1}]".into())),
+            (elsewhere.to_string(), BlockValue::Text(good.clone())),
+            (number.to_string(), BlockValue::Text(twice)),
+            ("\"x\"".into(), BlockValue::Text(good.clone())),
+            (number.to_string(), BlockValue::Other("{\"a\":1}".into())),
+            (number.to_string(), BlockValue::Text(good)),
+        ]);
+        assert_eq!(read.records.len(), 1, "only the last block reads");
+        let problems: Vec<_> = read.unreadable.iter().map(|u| u.problem.as_str()).collect();
+        assert!(problems[0].contains("cannot read"), "{problems:?}");
+        assert!(
+            problems[1].contains(&format!("belongs in block {number}")),
+            "{problems:?}"
+        );
+        assert!(problems[2].contains("twice"), "{problems:?}");
+        assert!(
+            problems[3].contains("not one of Remind's blocks"),
+            "{problems:?}"
+        );
+        assert!(problems[4].contains("not text"), "{problems:?}");
+        assert_eq!(read.unreadable[0].raw, "[{\"id\":1}]");
+        assert_eq!(read.unreadable[0].key, format!("{{\"block\":{number}}}"));
+    }
+
+    #[test]
+    fn a_row_beside_the_blocks_is_a_record_unless_a_block_holds_its_id_already() {
+        let (first, second) = two_ids_in_one_block();
+        let blocks = read_blocks(blocks_of(rewritten_blocks(&[], &[lesson(&first)], &[])));
+        let rows = StoredMemory {
+            records: vec![lesson(&first), lesson(&second)],
+            unreadable: Vec::new(),
+        };
+        let contents = StoreContents::of(blocks, rows);
+        let ids: Vec<_> = contents
+            .stored
+            .records
+            .iter()
+            .map(|r| r.id.0.as_str())
+            .collect();
+        assert_eq!(ids, [first.as_str(), second.as_str()]);
+        assert_eq!(contents.in_rows, HashSet::from([RecordId(second.clone())]));
+        assert_eq!(contents.held_in_blocks().len(), 1);
+        assert_eq!(
+            contents.stored.unreadable.len(),
+            1,
+            "the second copy is set aside"
+        );
+        assert!(contents.stored.unreadable[0].is_stored_under(&RecordId(first)));
+        assert!(
+            contents.stored.unreadable[0]
+                .problem
+                .contains("second copy")
+        );
+    }
+
+    #[test]
+    fn records_come_back_in_the_order_of_their_ids_as_rows_of_one_record_each_did() {
+        let ids = [
+            "m-19a-1",
+            "m-19b-2",
+            "m-19c-3",
+            "m-1a0-4",
+            "\u{ff61}",
+            "\u{1f600}",
+        ];
+        let records: Vec<MemoryRecord> = ids.iter().rev().map(|id| lesson(id)).collect();
+        let blocks = read_blocks(blocks_of(rewritten_blocks(&[], &records[1..], &[])));
+        let rows = StoredMemory {
+            records: vec![records[0].clone()],
+            unreadable: Vec::new(),
+        };
+        let read: Vec<_> = StoreContents::of(blocks, rows)
+            .stored
+            .records
+            .iter()
+            .map(|r| r.id.0.clone())
+            .collect();
+        // U+1F600 is a surrogate pair in UTF-16, so it sorts before U+FF61 there.
+        assert_eq!(
+            read,
+            [
+                "m-19a-1",
+                "m-19b-2",
+                "m-19c-3",
+                "m-1a0-4",
+                "\u{1f600}",
+                "\u{ff61}"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unreadable_block_is_named_apart_from_any_row_and_guards_every_id_it_would_hold() {
+        let (first, second) = two_ids_in_one_block();
+        let number = block_of(&RecordId(first.clone()));
+        let named = UnreadableRecord {
+            key: unreadable_block_key(&number.to_string()),
+            raw: String::new(),
+            problem: String::new(),
+        };
+        assert_eq!(block_named_by(&named.key), Some(number.to_string()));
+        assert_eq!(block_named_by("\"lesson-0\""), None);
+        assert_eq!(block_named_by("{\"block\":1,\"more\":2}"), None);
+        assert!(named.is_stored_under(&RecordId(first)));
+        assert!(named.is_stored_under(&RecordId(second)));
+        let other = (0..)
+            .map(|i| RecordId(format!("other-{i}")))
+            .find(|id| block_of(id) != number)
+            .unwrap();
+        assert!(!named.is_stored_under(&other));
+    }
+}
