@@ -157,6 +157,19 @@ pub fn rewritten_blocks<'a>(
     blocks
 }
 
+/// `a` against `b` as IndexedDB orders string keys, by UTF-16 code unit. UTF-8's byte
+/// order is code point order, which differs from UTF-16's only past a common prefix, so
+/// the bytes are compared up to the first difference and only the rest in UTF-16 (most
+/// ids differ within their first few characters, all ASCII).
+fn in_key_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let mut common = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    // Both strings share these bytes, so a character boundary of one is the other's.
+    while !a.is_char_boundary(common) {
+        common -= 1;
+    }
+    a[common..].encode_utf16().cmp(b[common..].encode_utf16())
+}
+
 /// What one read of the records store found: the blocks' records, and the rows beside
 /// them (rows an older schema left that the migration could not read, or rows written
 /// by something other than this Remind).
@@ -204,7 +217,7 @@ impl StoreContents {
         contents
             .stored
             .records
-            .sort_by(|a, b| a.id.0.encode_utf16().cmp(b.id.0.encode_utf16()));
+            .sort_by(|a, b| in_key_order(&a.id.0, &b.id.0));
         contents
     }
 
@@ -430,6 +443,18 @@ mod tests {
                 "\u{ff61}"
             ]
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn key_order_is_the_order_of_utf16_code_units(
+            prefix in "\\PC{0,3}",
+            a in "\\PC{0,6}",
+            b in "\\PC{0,6}",
+        ) {
+            let (a, b) = (format!("{prefix}{a}"), format!("{prefix}{b}"));
+            proptest::prop_assert_eq!(in_key_order(&a, &b), a.encode_utf16().cmp(b.encode_utf16()));
+        }
     }
 
     #[test]
