@@ -616,10 +616,11 @@ const BLOCKS_PER_STEP: usize = 4;
 /// never sees an idle transaction to commit early. Between steps the browser is free
 /// to paint and answer input.
 ///
-/// A step rewrites each of its blocks whole ([`rewritten_blocks`]) and, for each record
-/// put into them, puts its embedding in the embeddings store under its id; a record put
-/// without an embedding drops the one it had (as read), and a record that was a row
-/// beside the blocks has that row deleted. An erased record's embedding and row go too.
+/// A step rewrites each of its blocks whole ([`rewritten_blocks`]), unless its text
+/// would not change, and, for each record put into them, puts its embedding in the
+/// embeddings store under its id; a record put without an embedding drops the one it
+/// had (as read), and a record that was a row beside the blocks has that row deleted.
+/// An erased record's embedding and row go too.
 ///
 /// A write of more than one step tells `on_progress` how many of the records put are
 /// written each time a step is done.
@@ -674,22 +675,23 @@ async fn write_change(
     for step in blocks.chunks(BLOCKS_PER_STEP) {
         let mut last = None;
         let mut puts = 0;
-        for (number, records) in step {
-            let put_here = puts_by_block.remove(number).unwrap_or_default();
+        for block in step {
+            let put_here = puts_by_block.remove(&block.number).unwrap_or_default();
             puts += put_here.len();
             for record in put_here {
                 let key = JsValue::from_str(&record.id.0);
-                match &record.embedding {
+                let request = match &record.embedding {
                     Some(embedding) => stores
                         .embeddings
                         .put_with_key(&binary_embedding_value(embedding)?, &key)
-                        .map(drop),
+                        .map(Some),
                     None if had_embedding.contains(&record.id) => {
-                        stores.embeddings.delete(&key).map(drop)
+                        stores.embeddings.delete(&key).map(Some)
                     }
-                    None => Ok(()),
+                    None => Ok(None),
                 }
                 .map_err(|e| failed("saving", e))?;
+                last = request.or(last);
                 if contents.in_rows.contains(&record.id) {
                     stores
                         .records
@@ -697,14 +699,19 @@ async fn write_change(
                         .map_err(|e| failed("saving", e))?;
                 }
             }
-            let text = block_text(records)
-                .map_err(|e| StoreError::Failed(format!("a record could not be encoded: {e}")))?;
-            last = Some(
-                stores
-                    .blocks
-                    .put_with_key(&JsValue::from_str(&text), &JsValue::from(*number))
-                    .map_err(|e| failed("saving", e))?,
-            );
+            // A block whose records changed only their embeddings reads the same: an
+            // embedding stored in the background writes no block.
+            if block.changed {
+                let text = block_text(&block.records).map_err(|e| {
+                    StoreError::Failed(format!("a record could not be encoded: {e}"))
+                })?;
+                last = Some(
+                    stores
+                        .blocks
+                        .put_with_key(&JsValue::from_str(&text), &JsValue::from(block.number))
+                        .map_err(|e| failed("saving", e))?,
+                );
+            }
         }
         let issued = last.map(|last| (settle(&last), puts));
         if let Some((previous, puts)) = in_flight.take() {

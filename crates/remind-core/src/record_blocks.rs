@@ -116,7 +116,17 @@ pub fn block_named_by(unreadable_key: &str) -> Option<String> {
         .flatten()
 }
 
-/// The blocks a change rewrites, by block number, each with the records it is to hold:
+/// A block a change touches: the records it is to hold, and whether its text changes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TouchedBlock<'a> {
+    pub number: u32,
+    pub records: Vec<&'a MemoryRecord>,
+    /// False when every record the change puts into it is stored as before but for its
+    /// embedding (kept apart) and it erases none it held: the block need not be written.
+    pub changed: bool,
+}
+
+/// The blocks a change touches, by block number, each with the records it is to hold:
 /// every block that holds, or is to hold, a record of `put` or `erase`, with the records
 /// it holds now (`held`: every record read from the blocks in the change's transaction,
 /// in the order read) less those erased, a put record in place of the one of its id,
@@ -125,36 +135,85 @@ pub fn rewritten_blocks<'a>(
     held: &[&'a MemoryRecord],
     put: &'a [MemoryRecord],
     erase: &[RecordId],
-) -> Vec<(u32, Vec<&'a MemoryRecord>)> {
+) -> Vec<TouchedBlock<'a>> {
     let erased: HashSet<&RecordId> = erase.iter().collect();
     let mut replaced: HashMap<&RecordId, &MemoryRecord> =
         put.iter().map(|record| (&record.id, record)).collect();
-    let touched: HashSet<u32> = put
+    let mut blocks: HashMap<u32, TouchedBlock<'a>> = put
         .iter()
         .map(|record| block_of(&record.id))
         .chain(erase.iter().map(block_of))
+        .map(|number| {
+            let block = TouchedBlock {
+                number,
+                records: Vec::new(),
+                changed: false,
+            };
+            (number, block)
+        })
         .collect();
-    let mut blocks: HashMap<u32, Vec<&MemoryRecord>> =
-        touched.iter().map(|&number| (number, Vec::new())).collect();
     for &record in held {
         let Some(block) = blocks.get_mut(&block_of(&record.id)) else {
             continue;
         };
-        if !erased.contains(&record.id) {
-            block.push(replaced.remove(&record.id).unwrap_or(record));
+        if erased.contains(&record.id) {
+            block.changed = true;
+            continue;
         }
+        let kept = match replaced.remove(&record.id) {
+            Some(new) => {
+                block.changed |= !stored_alike(new, record);
+                new
+            }
+            None => record,
+        };
+        block.records.push(kept);
     }
     for record in put {
         if let Some(new) = replaced.remove(&record.id)
             && !erased.contains(&new.id)
             && let Some(block) = blocks.get_mut(&block_of(&new.id))
         {
-            block.push(new);
+            block.records.push(new);
+            block.changed = true;
         }
     }
-    let mut blocks: Vec<_> = blocks.into_iter().collect();
-    blocks.sort_by_key(|(number, _)| *number);
+    let mut blocks: Vec<_> = blocks.into_values().collect();
+    blocks.sort_by_key(|block| block.number);
     blocks
+}
+
+/// Whether `a` and `b` are stored as the same text in a block: alike in every field
+/// but the embedding, which the store keeps apart. Taken apart whole, so a field added
+/// to records must be counted here (or said not to be stored).
+fn stored_alike(a: &MemoryRecord, b: &MemoryRecord) -> bool {
+    let MemoryRecord {
+        id,
+        key,
+        question,
+        kind,
+        source,
+        created_at,
+        version,
+        supersedes,
+        superseded_by,
+        state,
+        stats,
+        change,
+        embedding: _,
+    } = a;
+    *id == b.id
+        && *key == b.key
+        && *question == b.question
+        && *kind == b.kind
+        && *source == b.source
+        && *created_at == b.created_at
+        && *version == b.version
+        && *supersedes == b.supersedes
+        && *superseded_by == b.superseded_by
+        && *state == b.state
+        && *stats == b.stats
+        && *change == b.change
 }
 
 /// `a` against `b` as IndexedDB orders string keys, by UTF-16 code unit. UTF-8's byte
@@ -261,14 +320,12 @@ mod tests {
             .current
     }
 
-    fn blocks_of(blocks: Vec<(u32, Vec<&MemoryRecord>)>) -> Vec<(String, BlockValue)> {
+    fn blocks_of(blocks: Vec<TouchedBlock<'_>>) -> Vec<(String, BlockValue)> {
         blocks
             .into_iter()
-            .map(|(n, records)| {
-                (
-                    n.to_string(),
-                    BlockValue::Text(block_text(&records).unwrap()),
-                )
+            .map(|block| {
+                let text = block_text(&block.records).unwrap();
+                (block.number.to_string(), BlockValue::Text(text))
             })
             .collect()
     }
@@ -320,6 +377,7 @@ mod tests {
         let changed = [changed];
         let texts = rewritten_blocks(&held_refs, &changed, &[]);
         assert_eq!(texts.len(), 1, "one block touched");
+        assert!(texts[0].changed);
         let read = read_blocks(blocks_of(texts));
         let ids: Vec<_> = read.records.iter().map(|r| r.id.0.as_str()).collect();
         assert_eq!(ids, [first.as_str(), second.as_str()]);
@@ -343,7 +401,37 @@ mod tests {
             &[],
             &[RecordId(first.clone()), RecordId(second)],
         );
-        assert_eq!(emptied, [(block_of(&RecordId(first)), vec![])]);
+        assert_eq!(
+            emptied,
+            [TouchedBlock {
+                number: block_of(&RecordId(first)),
+                records: vec![],
+                changed: true,
+            }]
+        );
+    }
+
+    #[test]
+    fn a_block_whose_records_change_only_their_embeddings_is_not_written() {
+        let (first, second) = two_ids_in_one_block();
+        let held = [lesson(&first), lesson(&second)];
+        let held_refs: Vec<&MemoryRecord> = held.iter().collect();
+        let mut embedded = held[1].clone();
+        embedded.embedding = Some(StoredEmbedding::new("m", vec![0.0, 1.0]).unwrap());
+        let mut counted = embedded.clone();
+        counted.stats.times_applied += 1;
+        let (embedded, counted) = ([embedded], [counted]);
+        let only_embedded = rewritten_blocks(&held_refs, &embedded, &[]);
+        assert_eq!(only_embedded.len(), 1, "one block touched");
+        assert!(!only_embedded[0].changed, "the text would be the same");
+        assert_eq!(only_embedded[0].records.len(), 2);
+        let counted_block = rewritten_blocks(&held_refs, &counted, &[]);
+        assert!(counted_block[0].changed, "a usage count is in the text");
+        let new = lesson("a-new-one");
+        assert!(
+            rewritten_blocks(&held_refs, &[new], &[])[0].changed,
+            "a new record"
+        );
     }
 
     #[test]
