@@ -196,23 +196,26 @@ async fn twenty_concurrent_read_modify_writes_lose_no_update() {
 /// Puts a raw value into the records store, bypassing the adapter, as a newer Remind
 /// or a damaged disk would leave it.
 async fn put_raw_row(json: &str) {
-    let script = format!(
+    put_raw("records", json).await;
+}
+
+/// Runs `put`, the arguments of a `put` (a JavaScript argument list), on the store
+/// `store_name` in a transaction of its own, bypassing the adapter.
+async fn put_raw(store_name: &str, put: &str) {
+    run(&format!(
         "new Promise((resolve, reject) => {{
             const open = indexedDB.open('remind');
             open.onerror = () => reject(open.error);
             open.onsuccess = () => {{
                 const db = open.result;
-                const tx = db.transaction('records', 'readwrite');
-                tx.objectStore('records').put({json});
+                const tx = db.transaction('{store_name}', 'readwrite');
+                tx.objectStore('{store_name}').put({put});
                 tx.oncomplete = () => {{ db.close(); resolve(); }};
                 tx.onerror = () => {{ db.close(); reject(tx.error); }};
             }};
         }})"
-    );
-    let promise: js_sys::Promise = js_sys::eval(&script).unwrap().into();
-    wasm_bindgen_futures::JsFuture::from(promise)
-        .await
-        .expect("the raw row is stored");
+    ))
+    .await;
 }
 
 #[wasm_bindgen_test]
@@ -288,20 +291,7 @@ async fn a_row_this_remind_cannot_read_is_set_aside_and_never_overwritten() {
 /// Puts `value` (a JavaScript expression) into the blocks store under block `number`,
 /// bypassing the adapter, as a damaged disk or a hand in the developer tools would.
 async fn put_raw_block(number: u32, value: &str) {
-    run(&format!(
-        "new Promise((resolve, reject) => {{
-            const open = indexedDB.open('remind');
-            open.onerror = () => reject(open.error);
-            open.onsuccess = () => {{
-                const db = open.result;
-                const tx = db.transaction('record_blocks', 'readwrite');
-                tx.objectStore('record_blocks').put({value}, {number});
-                tx.oncomplete = () => {{ db.close(); resolve(); }};
-                tx.onerror = () => {{ db.close(); reject(tx.error); }};
-            }};
-        }})"
-    ))
-    .await;
+    put_raw("record_blocks", &format!("{value}, {number}")).await;
 }
 
 /// The value the blocks store holds under block `number`, as the page reads it.

@@ -1115,24 +1115,15 @@ fn embeddings_apart(upgrade: &IdbTransaction, old_version: u32, then: Box<dyn Fn
         let _ = upgrade.abort();
         return;
     };
-    let (Ok(keys), Ok(values)) = (records.get_all_keys(), records.get_all()) else {
-        let _ = upgrade.abort();
-        return;
-    };
-    let read = values.clone();
-    let (migrating, upgrade) = (upgrade.clone(), upgrade.clone());
-    let on_values = Closure::once_into_js(move || {
-        let (Ok(keys), Ok(values)) = (keys.result(), read.result()) else {
-            let _ = migrating.abort();
-            return;
-        };
+    let migrating = upgrade.clone();
+    read_every_row(upgrade, &records.clone(), move |keys, values| {
         let Some(is_finite) = finite_number_test() else {
             let _ = migrating.abort();
             return;
         };
         Rc::new(EmbeddingsApart {
-            keys: Array::from(&keys),
-            values: Array::from(&values),
+            keys,
+            values,
             records,
             embeddings,
             upgrade: migrating,
@@ -1143,8 +1134,30 @@ fn embeddings_apart(upgrade: &IdbTransaction, old_version: u32, then: Box<dyn Fn
         })
         .step();
     });
-    let on_error = Closure::once_into_js(move || {
+}
+
+/// Reads every key and value of the records store in the upgrade transaction and hands
+/// them to `then`; should either request fail, the upgrade is aborted.
+fn read_every_row(
+    upgrade: &IdbTransaction,
+    records: &IdbObjectStore,
+    then: impl FnOnce(Array, Array) + 'static,
+) {
+    let (Ok(keys), Ok(values)) = (records.get_all_keys(), records.get_all()) else {
         let _ = upgrade.abort();
+        return;
+    };
+    let read = values.clone();
+    let (migrating, on_failure) = (upgrade.clone(), upgrade.clone());
+    let on_values = Closure::once_into_js(move || {
+        let (Ok(keys), Ok(values)) = (keys.result(), read.result()) else {
+            let _ = migrating.abort();
+            return;
+        };
+        then(Array::from(&keys), Array::from(&values));
+    });
+    let on_error = Closure::once_into_js(move || {
+        let _ = on_failure.abort();
     });
     // Requests complete in order, so the keys are in when the values are.
     values.set_onsuccess(Some(on_values.unchecked_ref()));
@@ -1297,20 +1310,11 @@ fn rows_into_blocks(upgrade: &IdbTransaction) {
         let _ = upgrade.abort();
         return;
     };
-    let (Ok(keys), Ok(values)) = (records.get_all_keys(), records.get_all()) else {
-        let _ = upgrade.abort();
-        return;
-    };
-    let read = values.clone();
-    let (migrating, on_failure) = (upgrade.clone(), upgrade.clone());
-    let on_values = Closure::once_into_js(move || {
-        let (Ok(keys), Ok(values)) = (keys.result(), read.result()) else {
-            let _ = migrating.abort();
-            return;
-        };
+    let migrating = upgrade.clone();
+    read_every_row(upgrade, &records.clone(), move |keys, values| {
         Rc::new(RowsIntoBlocks {
-            keys: Array::from(&keys),
-            values: Array::from(&values),
+            keys,
+            values,
             records,
             blocks,
             embeddings,
@@ -1321,11 +1325,6 @@ fn rows_into_blocks(upgrade: &IdbTransaction) {
         })
         .step();
     });
-    let on_error = Closure::once_into_js(move || {
-        let _ = on_failure.abort();
-    });
-    values.set_onsuccess(Some(on_values.unchecked_ref()));
-    values.set_onerror(Some(on_error.unchecked_ref()));
 }
 
 /// Rows read in one step of the migration to blocks.
