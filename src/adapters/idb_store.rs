@@ -243,7 +243,7 @@ async fn erase_in(
     Ok(())
 }
 
-/// Every record with its embedding, read in one transaction from both stores and
+/// Every record with its embedding, read in one transaction from the three stores and
 /// sorted into what decodes and what does not.
 async fn load_all_from(db: &IdbDatabase) -> Result<StoredMemory, StoreError> {
     let tx = db
@@ -253,8 +253,8 @@ async fn load_all_from(db: &IdbDatabase) -> Result<StoredMemory, StoreError> {
     Ok(read_whole_contents(&stores).await?.stored)
 }
 
-/// Every row of the records store, without the embeddings kept apart: what the page
-/// shows first.
+/// Every record of the blocks and the rows beside them, without the embeddings kept
+/// apart: what the page shows first.
 async fn load_records_from(db: &IdbDatabase) -> Result<StoredMemory, StoreError> {
     let tx = db
         .transaction_with_str_sequence(&Array::of2(
@@ -460,9 +460,9 @@ async fn transact_in(
 
 /// The read, the plan and the write of a change to the records `ids` alone, in one
 /// readwrite transaction: only their blocks, rows and embeddings are read, each with
-/// its own `get` (issued together), so a usage count costs the same with ten thousand
-/// lessons as with ten. The same rules as [`transact_in`] keep the transaction active
-/// from the reads to the last put.
+/// its own `get` (issued together), so a usage count reads a sixty-fourth of the
+/// memory, not all of it. The same rules as [`transact_in`] keep the transaction
+/// active from the reads to the last put.
 async fn transact_records_in(
     db: &IdbDatabase,
     ids: &[RecordId],
