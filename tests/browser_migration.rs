@@ -94,7 +94,7 @@ async fn raw_row(id: &str) -> (JsValue, JsValue, u32) {
                 const blocks = db.version >= 5 ? tx.objectStore('record_blocks').getAll() : null;
                 // A record moved into a block is found there; a row left beside the
                 // blocks is found as a row.
-                const inBlock = () => (blocks ? blocks.result.flatMap((text) => JSON.parse(text)) : [])
+                const inBlock = () => (blocks ? blocks.result.flatMap((bytes) => JSON.parse(new TextDecoder().decode(bytes))) : [])
                     .find((record) => record.id === {id:?});
                 // Closed once the read's transaction is over, so no deletion that
                 // follows finds the connection still open.

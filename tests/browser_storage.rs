@@ -294,7 +294,7 @@ async fn put_raw_block(number: u32, value: &str) {
     put_raw("record_blocks", &format!("{value}, {number}")).await;
 }
 
-/// The value the blocks store holds under block `number`, as the page reads it.
+/// The text the blocks store holds under block `number` (its UTF-8 bytes, decoded).
 async fn raw_block(number: u32) -> wasm_bindgen::JsValue {
     run(&format!(
         "new Promise((resolve, reject) => {{
@@ -304,7 +304,7 @@ async fn raw_block(number: u32) -> wasm_bindgen::JsValue {
                 const db = open.result;
                 const tx = db.transaction('record_blocks');
                 const block = tx.objectStore('record_blocks').get({number});
-                tx.oncomplete = () => {{ db.close(); resolve(block.result); }};
+                tx.oncomplete = () => {{ db.close(); resolve(new TextDecoder().decode(block.result)); }};
                 tx.onerror = () => {{ db.close(); reject(tx.error); }};
             }};
         }})"
@@ -334,7 +334,7 @@ async fn a_block_this_remind_cannot_read_is_set_aside_whole_guards_its_lessons_a
     let store = IdbStore::default();
     let kept = stored_lesson(&store, "beside-a-bad-block").await;
     let bad = (block_of(&kept.id) + 1) % BLOCKS;
-    put_raw_block(bad, r#"'[{"id": 1}'"#).await;
+    put_raw_block(bad, r#"new TextEncoder().encode('[{"id": 1}')"#).await;
 
     let stored = store
         .load_all()

@@ -349,7 +349,7 @@ export async function storedRows(page) {
         const byId = new Map(keys.result.map((key, i) => [key, apart.result[i]]));
         // The records in their blocks and the rows beside them, in the order of their
         // ids, as one row per record read before the blocks.
-        const all = [...blocks.result.flatMap((text) => JSON.parse(text)), ...rows.result]
+        const all = [...blocks.result.flatMap((bytes) => JSON.parse(new TextDecoder().decode(bytes))), ...rows.result]
           .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
         resolve(all.map((row) => plain(byId.has(row.id) && row.embedding == null ? { ...row, embedding: byId.get(row.id) } : row)));
       };

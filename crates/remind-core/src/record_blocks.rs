@@ -31,9 +31,9 @@ pub fn block_of(id: &RecordId) -> u32 {
 /// A block's value as the store holds it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum BlockValue {
-    /// A text, as this Remind writes every block.
+    /// A text, as this Remind writes every block (the store holds its UTF-8 bytes).
     Text(String),
-    /// Anything else, as JSON text.
+    /// Anything else, as text to show (JSON, or bytes that are not UTF-8 made readable).
     Other(String),
 }
 
@@ -74,7 +74,7 @@ fn read_block(key: &str, value: &BlockValue) -> Result<Vec<MemoryRecord>, String
         .ok_or_else(|| format!("it is stored under {key}, which is not one of Remind's blocks"))?;
     let BlockValue::Text(text) = value else {
         return Err(
-            "it is a block of lessons that is not text; something other than Remind wrote it"
+            "it is a block of lessons that is not the bytes of a text; something other than Remind wrote it"
                 .into(),
         );
     };
@@ -462,7 +462,10 @@ mod tests {
             problems[3].contains("not one of Remind's blocks"),
             "{problems:?}"
         );
-        assert!(problems[4].contains("not text"), "{problems:?}");
+        assert!(
+            problems[4].contains("not the bytes of a text"),
+            "{problems:?}"
+        );
         assert_eq!(read.unreadable[0].raw, "[{\"id\":1}]");
         assert_eq!(read.unreadable[0].key, format!("{{\"block\":{number}}}"));
     }
