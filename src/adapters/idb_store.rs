@@ -415,7 +415,13 @@ async fn read_whole_contents(stores: &Stores) -> Result<StoreContents, StoreErro
         read_all_embeddings(&stores.embeddings)
     );
     let mut contents = contents?;
-    let mut apart: HashMap<String, StoredVector> = apart?.into_iter().collect();
+    attach_kept_apart(&mut contents, apart?.into_iter().collect());
+    Ok(contents)
+}
+
+/// Gives each record read without an embedding of its own the one kept apart under its
+/// id in `apart`, if any.
+fn attach_kept_apart(contents: &mut StoreContents, mut apart: HashMap<String, StoredVector>) {
     for record in &mut contents.stored.records {
         if record.embedding.is_none()
             && let Some(stored) = apart.remove(&record.id.0)
@@ -423,7 +429,6 @@ async fn read_whole_contents(stores: &Stores) -> Result<StoreContents, StoreErro
             record.embedding = StoredEmbedding::new(stored.model, stored.vector).ok();
         }
     }
-    Ok(contents)
 }
 
 /// Every embedding of the embeddings store that reads as one, with its record's id;
@@ -564,13 +569,7 @@ async fn read_named_records(
         }
     }
     let mut contents = StoreContents::of(read_blocks(blocks), read_rows(rows));
-    for record in &mut contents.stored.records {
-        if record.embedding.is_none()
-            && let Some(stored) = apart.remove(&record.id.0)
-        {
-            record.embedding = StoredEmbedding::new(stored.model, stored.vector).ok();
-        }
-    }
+    attach_kept_apart(&mut contents, apart);
     Ok(contents)
 }
 
@@ -1123,10 +1122,13 @@ fn migrate(db: &IdbDatabase, upgrade: &IdbTransaction, old_version: u32) {
 /// The rows move [`ROWS_PER_MIGRATION_STEP`] at a time (see [`EmbeddingsApart`]), so a
 /// memory of thousands never freezes the page for the whole upgrade.
 fn embeddings_apart(upgrade: &IdbTransaction, old_version: u32, then: Box<dyn FnOnce()>) {
-    let (Ok(records), Ok(embeddings)) = (
-        upgrade.object_store(RECORDS),
-        upgrade.object_store(EMBEDDINGS),
-    ) else {
+    // Every store exists by now: `migrate` creates them before any step runs.
+    let Ok(Stores {
+        records,
+        embeddings,
+        ..
+    }) = stores_of(upgrade)
+    else {
         let _ = upgrade.abort();
         return;
     };
@@ -1317,11 +1319,12 @@ impl EmbeddingsApart {
 /// memory of thousands never freezes the page for the whole upgrade; should any request
 /// fail, the upgrade is aborted and the database stays at its old version.
 fn rows_into_blocks(upgrade: &IdbTransaction) {
-    let (Ok(records), Ok(blocks), Ok(embeddings)) = (
-        upgrade.object_store(RECORDS),
-        upgrade.object_store(RECORD_BLOCKS),
-        upgrade.object_store(EMBEDDINGS),
-    ) else {
+    let Ok(Stores {
+        records,
+        blocks,
+        embeddings,
+    }) = stores_of(upgrade)
+    else {
         let _ = upgrade.abort();
         return;
     };
