@@ -662,13 +662,6 @@ async fn write_change(
         .filter(|record| record.embedding.is_some())
         .map(|record| &record.id)
         .collect();
-    let mut puts_by_block: HashMap<u32, Vec<&MemoryRecord>> = HashMap::new();
-    for record in &change.put {
-        puts_by_block
-            .entry(block_of(&record.id))
-            .or_default()
-            .push(record);
-    }
     for id in &change.erase {
         let key = JsValue::from_str(&id.0);
         stores
@@ -690,9 +683,8 @@ async fn write_change(
         let mut last = None;
         let mut puts = 0;
         for block in step {
-            let put_here = puts_by_block.remove(&block.number).unwrap_or_default();
-            puts += put_here.len();
-            for record in put_here {
+            puts += block.put.len();
+            for record in &block.put {
                 let key = JsValue::from_str(&record.id.0);
                 let request = match &record.embedding {
                     Some(embedding) => stores

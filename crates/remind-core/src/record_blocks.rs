@@ -122,6 +122,9 @@ pub fn block_named_by(unreadable_key: &str) -> Option<String> {
 pub struct TouchedBlock<'a> {
     pub number: u32,
     pub records: Vec<&'a MemoryRecord>,
+    /// The records of the change's `put` whose block this is, in the change's order:
+    /// each has its embedding (and any row beside the blocks) written with the block.
+    pub put: Vec<&'a MemoryRecord>,
     /// False when every record the change puts into it is stored as before but for its
     /// embedding (kept apart) and it erases none it held: the block need not be written.
     pub changed: bool,
@@ -148,11 +151,17 @@ pub fn rewritten_blocks<'a>(
             let block = TouchedBlock {
                 number,
                 records: Vec::new(),
+                put: Vec::new(),
                 changed: false,
             };
             (number, block)
         })
         .collect();
+    for record in put {
+        if let Some(block) = blocks.get_mut(&block_of(&record.id)) {
+            block.put.push(record);
+        }
+    }
     for &record in held {
         let Some(block) = blocks.get_mut(&block_of(&record.id)) else {
             continue;
@@ -407,6 +416,7 @@ mod tests {
             [TouchedBlock {
                 number: block_of(&RecordId(first)),
                 records: vec![],
+                put: vec![],
                 changed: true,
             }]
         );
@@ -426,6 +436,11 @@ mod tests {
         assert_eq!(only_embedded.len(), 1, "one block touched");
         assert!(!only_embedded[0].changed, "the text would be the same");
         assert_eq!(only_embedded[0].records.len(), 2);
+        assert_eq!(
+            only_embedded[0].put,
+            [&embedded[0]],
+            "its embedding is still written"
+        );
         let counted_block = rewritten_blocks(&held_refs, &counted, &[]);
         assert!(counted_block[0].changed, "a usage count is in the text");
         let new = lesson("a-new-one");
