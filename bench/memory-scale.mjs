@@ -113,19 +113,33 @@ async function measure(site, fake, lessons) {
     const page = await firstPage(context);
     await openApp(page, site.url, { embedder: ['ready'] });
     await saveSettings(page, { baseUrl: fake.baseUrl });
-    await page.evaluate(() => {
+    // The import's time is the page's own: from the file picked to the preview shown,
+    // and from the click on "Merge" to the merge reported. The time between the
+    // preview and the click is the person's (here Playwright's, 0.1–0.3 s of finding the
+    // button and checking that it holds still), so it is not counted. The page stamps
+    // each moment itself, as it happens.
+    await page.evaluate((lessons) => {
       document.querySelector('#transfer').open = true;
-      document.addEventListener('change', (ev) => {
-        if (ev.target?.id === 'import-file') window.__benchPicked = performance.now();
-      }, true);
-    });
+      const at = (name) => { window.__bench[name] ??= performance.now(); };
+      window.__bench = {};
+      document.addEventListener('change', (ev) => { if (ev.target?.id === 'import-file') at('picked'); }, true);
+      document.addEventListener('click', (ev) => { if (ev.target?.id === 'import-merge') at('clicked'); }, true);
+      new MutationObserver(() => {
+        if (window.__bench.picked && document.querySelector('#import-merge')) at('previewed');
+        if (document.querySelector('#memory-notice')?.textContent.includes(`Merged: ${lessons} records written`)) at('merged');
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    }, lessons);
     await profiled(page, `import-${lessons}`, async () => {
       await page.setInputFiles('#import-file', file);
       await page.locator('#import-merge').waitFor({ timeout: 300_000 });
       await page.click('#import-merge');
       await waitForText(page, '#memory-notice', `Merged: ${lessons} records written`, 300_000);
     });
-    const importMs = await page.evaluate(() => performance.now() - window.__benchPicked);
+    const { previewMs, mergeMs } = await page.evaluate(() => {
+      const { picked, previewed, clicked, merged } = window.__bench;
+      return { previewMs: previewed - picked, mergeMs: merged - clicked };
+    });
+    const importMs = previewMs + mergeMs;
     await waitForMemoryCount(page, lessons, 60_000);
 
     const firstMs = await timedAsk(page, 'What is the river garden like < fast > in lesson 7?');
@@ -143,7 +157,7 @@ async function measure(site, fake, lessons) {
     });
     const reloadMs = await page.evaluate(() => performance.now());
     const exported = IMPORT_EMBEDDINGS ? await timedExport(page, lessons) : null;
-    return { lessons, importMs, firstMs, askMs: median(overheads), reloadMs, bytes: fs.statSync(file).size, exported };
+    return { lessons, importMs, previewMs, mergeMs, firstMs, askMs: median(overheads), reloadMs, bytes: fs.statSync(file).size, exported };
   } finally {
     await context.close().catch(() => {});
   }
@@ -250,7 +264,7 @@ try {
   for (const lessons of EMBEDDED ? [] : SIZES) {
     const r = await measure(site, fake, lessons);
     results.push(r);
-    console.log(`${lessons} lessons${ARM} (${(r.bytes / 1e6).toFixed(1)} MB file): import ${ms(r.importMs)} ms, first question after import ${ms(r.firstMs)} ms, ask overhead ${ms(r.askMs)} ms (median of ${QUESTIONS}), reload to usable ${ms(r.reloadMs)} ms`);
+    console.log(`${lessons} lessons${ARM} (${(r.bytes / 1e6).toFixed(1)} MB file): import ${ms(r.importMs)} ms (preview ${ms(r.previewMs)} ms, merge ${ms(r.mergeMs)} ms), first question after import ${ms(r.firstMs)} ms, ask overhead ${ms(r.askMs)} ms (median of ${QUESTIONS}), reload to usable ${ms(r.reloadMs)} ms`);
     if (r.exported) console.log(`${lessons} lessons: export with the embeddings ${ms(r.exported.ms)} ms from the click to the download (${(r.exported.bytes / 1e6).toFixed(1)} MB)`);
   }
   const tenThousand = results.find((r) => r.lessons === 10_000);

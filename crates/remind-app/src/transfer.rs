@@ -47,6 +47,9 @@ pub enum TransferError {
 pub struct PendingImport {
     pub document: ImportedFile,
     pub preview: ImportPreview,
+    /// The stored records the preview was made on, bookkeeping aside: while the store
+    /// still holds these, applying the import needs no second preview.
+    previewed_on: Vec<MemoryRecord>,
 }
 
 /// The embeddings a file carries, by the model that made them: a browser running that
@@ -117,7 +120,11 @@ pub async fn preview_import<Paused: Future<Output = ()>>(
     let document = check.finish()?;
     let existing = FeedbackMemory::from_records(store.load().await?);
     let preview = preview(&existing, &document);
-    Ok(PendingImport { document, preview })
+    Ok(PendingImport {
+        document,
+        preview,
+        previewed_on: without_bookkeeping(existing.records()),
+    })
 }
 
 /// Applies a previewed import with the chosen mode, in one store call. Refused, with
@@ -148,14 +155,22 @@ pub async fn apply_import<Paused: Future<Output = ()>>(
             };
         }
     };
+    let planned_on = without_bookkeeping(existing.records());
     pause().await;
-    let seen = preview(&existing, &pending.document);
-    if !same_records(&seen, &pending.preview) {
-        return refused(existing, ReviseError::ChangedSincePreview);
-    }
-    pause().await;
-    let plan = plan_unchecked_from_preview(&existing, &pending.document, &seen, mode);
-    drop(seen);
+    // Another tab may have changed the memory since the preview. If it changed only
+    // what the preview does not show, the import goes on, on a preview made again.
+    let seen_again;
+    let seen = if planned_on == pending.previewed_on {
+        &pending.preview
+    } else {
+        seen_again = preview(&existing, &pending.document);
+        if !same_records(&seen_again, &pending.preview) {
+            return refused(existing, ReviseError::ChangedSincePreview);
+        }
+        pause().await;
+        &seen_again
+    };
+    let plan = plan_unchecked_from_preview(&existing, &pending.document, seen, mode);
     pause().await;
     if let Err(e) = check_plan(&existing, &plan) {
         return refused(existing, e.into());
@@ -164,7 +179,6 @@ pub async fn apply_import<Paused: Future<Output = ()>>(
         put: plan.put.clone(),
         erase: plan.erase.clone(),
     };
-    let planned_on = without_bookkeeping(existing.records());
     drop(existing);
     pause().await;
     let revision = revise(store, move |memory| {
