@@ -10,7 +10,8 @@
 // every lesson (an export made "with the embeddings"), so nothing is embedded after it.
 //
 // --profile DIR writes Chromium CPU profiles (DevTools' .cpuprofile) of the import (with
-// --embedded, the first open), the reload and the last question, per size, into DIR; `node bench/profile-summary.mjs FILE` lists
+// --embedded, the first open), the first question after it, the reload and the last
+// question, per size, into DIR; `node bench/profile-summary.mjs FILE` lists
 // where their time went.
 //
 // --embedded measures a memory whose every lesson is already embedded by the page's
@@ -142,7 +143,7 @@ async function measure(site, fake, lessons) {
     const importMs = previewMs + mergeMs;
     await waitForMemoryCount(page, lessons, 60_000);
 
-    const firstMs = await timedAsk(page, 'What is the river garden like < fast > in lesson 7?');
+    const firstMs = await profiled(page, `first-question-${lessons}`, () => timedAsk(page, 'What is the river garden like < fast > in lesson 7?'));
     const overheads = [];
     for (let i = 0; i < QUESTIONS; i += 1) {
       // Each of its own kind (key), so none is answered from the vector of the one

@@ -600,7 +600,7 @@ fn read_record(item: Value, path: &str, problems: &mut Problems) -> Option<Memor
         return None;
     };
     let before = problems.list.len() + problems.dropped;
-    check_strings(&item, path, problems);
+    check_strings(&item, &|| path.to_string(), problems);
     let mut fields = Fields {
         object,
         path: path.to_string(),
@@ -939,21 +939,24 @@ fn check_patterns(
 /// A stored text (a question or a lesson): within the write gate's length limit and
 /// free of secrets, as the gate holds every text the page stores.
 fn check_text(fields: &mut Fields<'_, '_>, name: &str, text: &str) {
-    let path = fields.at(name);
     let len = text.chars().count();
     if len > MAX_CLARIFICATION_CHARS {
+        let path = fields.at(name);
         fields.problems.push(ImportError::Invalid {
             path,
             detail: format!("is {len} characters; the limit is {MAX_CLARIFICATION_CHARS}"),
         });
     } else if let Some(kind) = find_secret(text) {
+        let path = fields.at(name);
         fields.problems.push(ImportError::Secret { path, kind });
     }
 }
 
 /// Refuses control characters (other than line breaks and tabs) in every string of a
 /// record, keys included: they hide text from the person reviewing the preview.
-fn check_strings(value: &Value, path: &str, problems: &mut Problems) {
+/// `path` names the value; it is written out only for a problem, as a file of thousands
+/// of records has a dozen strings and numbers in each.
+fn check_strings(value: &Value, path: &dyn Fn() -> String, problems: &mut Problems) {
     let bad = |text: &str| {
         // Most strings are printable ASCII throughout, a packed vector's 2 048
         // characters among them: one pass over the bytes, which the compiler turns into
@@ -969,29 +972,25 @@ fn check_strings(value: &Value, path: &str, problems: &mut Problems) {
         Value::String(text) => {
             if let Some(c) = bad(text) {
                 problems.push(ImportError::ControlCharacter {
-                    path: path.to_string(),
+                    path: path(),
                     code: c as u32,
                 });
             }
         }
         Value::Array(items) => {
-            // Numbers hold no text: no path is made for each of a vector's hundreds.
-            let texts = items.iter().enumerate().filter(|(_, item)| {
-                !matches!(item, Value::Null | Value::Bool(_) | Value::Number(_))
-            });
-            for (i, item) in texts {
-                check_strings(item, &format!("{path}[{i}]"), problems);
+            for (i, item) in items.iter().enumerate() {
+                check_strings(item, &|| format!("{}[{i}]", path()), problems);
             }
         }
         Value::Object(object) => {
             for (name, item) in object {
                 if let Some(c) = bad(name) {
                     problems.push(ImportError::ControlCharacter {
-                        path: format!("{path} (a field name)"),
+                        path: format!("{} (a field name)", path()),
                         code: c as u32,
                     });
                 }
-                check_strings(item, &format!("{path}.{name}"), problems);
+                check_strings(item, &|| format!("{}.{name}", path()), problems);
             }
         }
         Value::Null | Value::Bool(_) | Value::Number(_) => {}
@@ -1558,7 +1557,11 @@ mod tests {
     fn control_characters_are_found_past_the_printable_ascii_fast_path() {
         let codes = |text: &str| {
             let mut problems = Problems::default();
-            check_strings(&json!({ "clarification": text }), "r", &mut problems);
+            check_strings(
+                &json!({ "clarification": text }),
+                &|| "r".to_string(),
+                &mut problems,
+            );
             problems
                 .list
                 .iter()

@@ -313,6 +313,38 @@ impl MemoryRecord {
         self.key == other.key && self.question == other.question && self.kind == other.kind
     }
 
+    /// Whether two records are equal but for their bookkeeping: the usage counters and
+    /// the embedding, which a tab updates as it answers and embeds, without changing
+    /// the lesson or its history. Every field is named, so a new one must be counted.
+    pub fn same_but_bookkeeping(&self, other: &MemoryRecord) -> bool {
+        let MemoryRecord {
+            id,
+            key,
+            question,
+            kind,
+            source,
+            created_at,
+            version,
+            supersedes,
+            superseded_by,
+            state,
+            stats: _,
+            change,
+            embedding: _,
+        } = self;
+        *id == other.id
+            && *key == other.key
+            && *question == other.question
+            && *kind == other.kind
+            && *source == other.source
+            && *created_at == other.created_at
+            && *version == other.version
+            && *supersedes == other.supersedes
+            && *superseded_by == other.superseded_by
+            && *state == other.state
+            && *change == other.change
+    }
+
     /// A clarification's text; `None` for a verified example.
     pub fn clarification(&self) -> Option<&str> {
         self.kind.clarification_text()
@@ -411,6 +443,38 @@ mod tests {
             times_applied: applied,
             times_failed_after_applied: failed,
         }
+    }
+
+    #[test]
+    fn records_differing_only_in_usage_counters_and_embedding_are_the_same_but_for_bookkeeping() {
+        let memory = crate::memory::FeedbackMemory::default();
+        let record = memory
+            .plan_write(
+                crate::memory::Lesson::user_clarification("What is like < fast > ?", "a synonym"),
+                RecordId("r1".into()),
+                Timestamp(1),
+            )
+            .current;
+        let counted = MemoryRecord {
+            stats: stats(3, 1),
+            embedding: Some(StoredEmbedding::new("m", vec![0.6, 0.8]).expect("a unit vector")),
+            ..record.clone()
+        };
+        assert!(record.same_but_bookkeeping(&counted));
+        let edited = MemoryRecord {
+            change: Some(ChangeNote {
+                at: Timestamp(2),
+                by: Actor::User,
+                reason: ChangeReason::Edited,
+            }),
+            ..record.clone()
+        };
+        assert!(!record.same_but_bookkeeping(&edited));
+        let newer = MemoryRecord {
+            version: record.version + 1,
+            ..record.clone()
+        };
+        assert!(!record.same_but_bookkeeping(&newer));
     }
 
     #[test]

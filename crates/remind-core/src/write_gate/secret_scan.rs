@@ -17,16 +17,60 @@ pub fn find_secret(text: &str) -> Option<&'static str> {
     // ASCII lowering keeps every byte offset, so a match in `lower` slices `text`.
     let lower = text.to_ascii_lowercase();
     let labels = LabelsFound::in_text(&lower);
+    // Most texts are sentences: the shapes that need a long unbroken token, or a card
+    // number's digits, are ruled out by one pass over the bytes instead of their own.
+    let longest_token = longest_token_run(text);
+    let may_hold = |shortest: usize| longest_token >= shortest;
     private_key_block(&lower)
         .or_else(|| webhook_url(&lower))
         .or_else(|| url_with_password(text))
-        .or_else(|| jwt(text))
-        .or_else(|| prefixed_token(text))
-        .or_else(|| aws_secret_key(text, &lower, &labels))
+        .or_else(|| may_hold(SHORTEST_JWT).then(|| jwt(text)).flatten())
+        .or_else(|| {
+            may_hold(SHORTEST_PREFIXED)
+                .then(|| prefixed_token(text))
+                .flatten()
+        })
+        .or_else(|| aws_secret_key(text, &lower, &labels, may_hold(AWS_SECRET_KEY_LEN)))
         .or_else(|| labelled_secret(text, &lower, &labels))
-        .or_else(|| long_token(text))
-        .or_else(|| has_card_number(text).then_some("a card number"))
+        .or_else(|| {
+            may_hold(SHORTEST_LONG_TOKEN)
+                .then(|| long_token(text))
+                .flatten()
+        })
+        .or_else(|| {
+            let digits = text.bytes().filter(u8::is_ascii_digit).count();
+            (digits >= SHORTEST_CARD_NUMBER && has_card_number(text)).then_some("a card number")
+        })
 }
+
+/// The longest run of the characters a token is made of (letters, digits and
+/// `_-.+/=`), in bytes. Every token shape below is such a run, cut from the text by
+/// fewer separators than these or none, so none is longer.
+fn longest_token_run(text: &str) -> usize {
+    let mut longest = 0;
+    let mut run = 0;
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.' | b'+' | b'/' | b'=') {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    longest
+}
+
+const JWT_SHORTEST_HEADER: usize = 10;
+const JWT_SHORTEST_PAYLOAD: usize = 2;
+/// The shortest JWT [`jwt`] finds: a header, a dot, a payload and a dot before an
+/// empty signature.
+const SHORTEST_JWT: usize = JWT_SHORTEST_HEADER + 1 + JWT_SHORTEST_PAYLOAD + 1;
+/// The shortest token [`long_token`] finds.
+const SHORTEST_LONG_TOKEN: usize = 32;
+/// An AWS secret access key's length, when it stands alone.
+const AWS_SECRET_KEY_LEN: usize = 40;
+/// A card number's fewest digits.
+const SHORTEST_CARD_NUMBER: usize = 13;
 
 // --- Shapes that are secrets wherever they stand ----------------------------------
 
@@ -110,58 +154,67 @@ fn jwt(text: &str) -> Option<&'static str> {
             let header = parts.next().unwrap_or_default();
             let payload = parts.next().unwrap_or_default();
             header.starts_with("eyJ")
-                && header.len() >= 10
-                && payload.len() >= 2
+                && header.len() >= JWT_SHORTEST_HEADER
+                && payload.len() >= JWT_SHORTEST_PAYLOAD
                 && parts.next().is_some()
         })
         .then_some("a JWT")
 }
 
+/// Tokens whose issuers give them a recognisable prefix: (prefix, characters that
+/// must follow it, kind); prefixes are case-sensitive.
+const PREFIXED: &[(&str, usize, &str)] = &[
+    ("github_pat_", 20, "a GitHub token"),
+    ("ghp_", 20, "a GitHub token"),
+    ("gho_", 20, "a GitHub token"),
+    ("ghu_", 20, "a GitHub token"),
+    ("ghs_", 20, "a GitHub token"),
+    ("ghr_", 20, "a GitHub token"),
+    ("glpat-", 20, "a GitLab token"),
+    ("sk_live_", 16, "a Stripe secret key"),
+    ("sk_test_", 16, "a Stripe secret key"),
+    ("rk_live_", 16, "a Stripe secret key"),
+    ("rk_test_", 16, "a Stripe secret key"),
+    ("whsec_", 20, "a webhook signing secret"),
+    // OpenAI's, and others' that copied the form (sk-proj-…, sk-ant-…).
+    ("sk-", 16, "an API key"),
+    ("xoxb-", 10, "a Slack token"),
+    ("xoxp-", 10, "a Slack token"),
+    ("xoxa-", 10, "a Slack token"),
+    ("xoxs-", 10, "a Slack token"),
+    ("xoxr-", 10, "a Slack token"),
+    ("xoxe-", 10, "a Slack token"),
+    ("xapp-", 10, "a Slack token"),
+    ("AIza", 30, "a Google API key"),
+    ("GOCSPX-", 20, "a Google OAuth client secret"),
+    ("hf_", 30, "a Hugging Face token"),
+    ("npm_", 30, "an npm token"),
+    ("pypi-", 40, "a PyPI token"),
+];
+
+/// No token is shorter than its prefix and the characters that must follow it, nor
+/// than an access key ID: the words of ordinary text are skipped at once.
+const SHORTEST_PREFIXED: usize = {
+    let mut shortest = AWS_KEY_ID_LEN;
+    let mut i = 0;
+    while i < PREFIXED.len() {
+        let (prefix, min, _) = PREFIXED[i];
+        if prefix.len() + min < shortest {
+            shortest = prefix.len() + min;
+        }
+        i += 1;
+    }
+    shortest
+};
+
 /// Tokens whose issuers give them a recognisable prefix.
 fn prefixed_token(text: &str) -> Option<&'static str> {
-    // (prefix, characters that must follow it, kind); prefixes are case-sensitive.
-    const PREFIXED: &[(&str, usize, &str)] = &[
-        ("github_pat_", 20, "a GitHub token"),
-        ("ghp_", 20, "a GitHub token"),
-        ("gho_", 20, "a GitHub token"),
-        ("ghu_", 20, "a GitHub token"),
-        ("ghs_", 20, "a GitHub token"),
-        ("ghr_", 20, "a GitHub token"),
-        ("glpat-", 20, "a GitLab token"),
-        ("sk_live_", 16, "a Stripe secret key"),
-        ("sk_test_", 16, "a Stripe secret key"),
-        ("rk_live_", 16, "a Stripe secret key"),
-        ("rk_test_", 16, "a Stripe secret key"),
-        ("whsec_", 20, "a webhook signing secret"),
-        // OpenAI's, and others' that copied the form (sk-proj-…, sk-ant-…).
-        ("sk-", 16, "an API key"),
-        ("xoxb-", 10, "a Slack token"),
-        ("xoxp-", 10, "a Slack token"),
-        ("xoxa-", 10, "a Slack token"),
-        ("xoxs-", 10, "a Slack token"),
-        ("xoxr-", 10, "a Slack token"),
-        ("xoxe-", 10, "a Slack token"),
-        ("xapp-", 10, "a Slack token"),
-        ("AIza", 30, "a Google API key"),
-        ("GOCSPX-", 20, "a Google OAuth client secret"),
-        ("hf_", 30, "a Hugging Face token"),
-        ("npm_", 30, "an npm token"),
-        ("pypi-", 40, "a PyPI token"),
-    ];
     const AWS_KEY_ID_PREFIXES: &[&str] = &[
         "AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AIPA", "ANPA", "ANVA", "APKA", "AROA",
         "ASCA",
     ];
-    // No token is shorter than its prefix and the characters that must follow it, nor
-    // than an access key ID: the words of ordinary text are skipped at once.
-    let shortest = PREFIXED
-        .iter()
-        .map(|&(prefix, min, _)| prefix.len() + min)
-        .min()
-        .unwrap_or(0)
-        .min(AWS_KEY_ID_LEN);
     let runs = text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'));
-    for run in runs.filter(|run| run.len() >= shortest) {
+    for run in runs.filter(|run| run.len() >= SHORTEST_PREFIXED) {
         for &(prefix, min, kind) in PREFIXED {
             if let Some(rest) = run.strip_prefix(prefix)
                 && rest.len() >= min
@@ -199,7 +252,12 @@ const AWS_SECRET_LABELS: &[&str] = &[
 
 /// An AWS secret access key: 40 base64 characters, after a label naming it or alone
 /// when it is as random as one (mixed case, digits, case changing all the way).
-fn aws_secret_key(text: &str, lower: &str, labels: &LabelsFound) -> Option<&'static str> {
+fn aws_secret_key(
+    text: &str,
+    lower: &str,
+    labels: &LabelsFound,
+    may_stand_alone: bool,
+) -> Option<&'static str> {
     const KIND: &str = "an AWS secret access key";
     let is_b64 = |c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=');
     for label in 0..AWS_SECRET_LABELS.len() {
@@ -216,19 +274,20 @@ fn aws_secret_key(text: &str, lower: &str, labels: &LabelsFound) -> Option<&'sta
             }
         }
     }
-    let alone = text
-        .split(|c: char| !(is_b64(c) || c == '_' || c == '-'))
-        .map(|run| run.trim_end_matches('='))
-        .any(|run| {
-            run.len() == 40
-                && run
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/'))
-                && run.chars().any(|c| c.is_ascii_uppercase())
-                && run.chars().any(|c| c.is_ascii_lowercase())
-                && run.chars().any(|c| c.is_ascii_digit())
-                && case_changes(run) >= 8
-        });
+    let alone = may_stand_alone
+        && text
+            .split(|c: char| !(is_b64(c) || c == '_' || c == '-'))
+            .map(|run| run.trim_end_matches('='))
+            .any(|run| {
+                run.len() == AWS_SECRET_KEY_LEN
+                    && run
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/'))
+                    && run.chars().any(|c| c.is_ascii_uppercase())
+                    && run.chars().any(|c| c.is_ascii_lowercase())
+                    && run.chars().any(|c| c.is_ascii_digit())
+                    && case_changes(run) >= 8
+            });
     alone.then_some(KIND)
 }
 
@@ -246,7 +305,7 @@ fn long_token(text: &str) -> Option<&'static str> {
     })
     .map(|word| word.trim_matches(|c: char| matches!(c, '.' | ':' | '!' | '?')))
     .any(|word| {
-        word.len() >= 32
+        word.len() >= SHORTEST_LONG_TOKEN
             && word
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '+' | '/' | '='))
