@@ -81,24 +81,21 @@ fn read_block(key: &str, value: &BlockValue) -> Result<Vec<MemoryRecord>, String
     let stored: Vec<StoredRecord> = serde_json::from_str(text).map_err(|e| {
         format!("it is a block of lessons this version of Remind cannot read ({e}); a newer Remind may have written it")
     })?;
-    let mut seen = HashSet::with_capacity(stored.len());
-    stored
-        .into_iter()
-        .map(|stored| {
-            let record = MemoryRecord::from(stored);
-            if block_of(&record.id) != number {
-                return Err(format!(
-                    "it holds the lesson {:?}, which belongs in block {}",
-                    record.id.0,
-                    block_of(&record.id)
-                ));
-            }
-            if !seen.insert(record.id.clone()) {
-                return Err(format!("it holds the lesson {:?} twice", record.id.0));
-            }
-            Ok(record)
-        })
-        .collect()
+    let records: Vec<MemoryRecord> = stored.into_iter().map(MemoryRecord::from).collect();
+    let mut seen = HashSet::with_capacity(records.len());
+    for record in &records {
+        if block_of(&record.id) != number {
+            return Err(format!(
+                "it holds the lesson {:?}, which belongs in block {}",
+                record.id.0,
+                block_of(&record.id)
+            ));
+        }
+        if !seen.insert(record.id.0.as_str()) {
+            return Err(format!("it holds the lesson {:?} twice", record.id.0));
+        }
+    }
+    Ok(records)
 }
 
 /// The name under which an unreadable block is listed and deleted: `{"block":KEY}`,
@@ -256,7 +253,11 @@ impl StoreContents {
     /// a block already holds is set aside as unreadable, so no write picks one copy
     /// over the other; the user keeps or deletes it.
     pub fn of(blocks: ReadBlocks, rows: StoredMemory) -> Self {
-        let in_blocks: HashSet<RecordId> = blocks.records.iter().map(|r| r.id.clone()).collect();
+        let in_blocks: HashSet<RecordId> = if rows.records.is_empty() {
+            HashSet::new()
+        } else {
+            blocks.records.iter().map(|r| r.id.clone()).collect()
+        };
         let mut contents = StoreContents {
             stored: StoredMemory {
                 records: blocks.records,
@@ -301,8 +302,13 @@ impl StoreContents {
     }
 }
 
-/// The JSON array of `records`, each as its row holds it (without its embedding).
+/// The JSON array of `records`, each as its row holds it (without its embedding), in
+/// the order of their ids: a read puts the records of all blocks in that order, which
+/// for blocks each in order is a merge of 64 runs rather than a sort (at 100 000
+/// lessons natively, 91 ms for blocks in the order records were written).
 pub fn block_text(records: &[&MemoryRecord]) -> Result<String, serde_json::Error> {
+    let mut records = records.to_vec();
+    records.sort_by(|a, b| in_key_order(&a.id.0, &b.id.0));
     let mut text = String::from("[");
     for (i, record) in records.iter().enumerate() {
         if i > 0 {

@@ -58,7 +58,7 @@ pub enum FromWorker {
     },
     /// After a load from the ONNX file: the converted copy was written and kept in the
     /// cache for the next load (`stored`), or why not (`error`). Sent once the worker
-    /// has answered its first request or been idle a moment after `Ready`.
+    /// has had no request for a second after `Ready`.
     Converted {
         stored: bool,
         bytes: f64,

@@ -8,7 +8,7 @@
 
 pub mod model_cache;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use wasm_bindgen::JsCast;
@@ -31,11 +31,15 @@ const BUILD: &str = if cfg!(target_feature = "relaxed-simd") {
 /// The plans built before `Ready`: a question of up to 16 tokens (most of them) is
 /// answered without waiting for an optimisation. The 32-token plan is built after.
 const TOKENS_PLANNED_BEFORE_READY: usize = 16;
-/// The plans built once the first request is answered (or the worker idled after
-/// `Ready`), so later questions of up to 32 tokens do not wait either.
+/// The plans built while warming up after `Ready` (or, when requests came at once,
+/// once the worker is idle), so later questions of up to 32 tokens do not wait either.
 const TOKENS_PLANNED_AFTER_READY: usize = 32;
-/// How long after `Ready` the deferred work starts if no request came first.
-const IDLE_AFTER_READY_MS: i32 = 1000;
+/// How long the worker must have had no request before the deferred work starts. It
+/// takes the worker for a while (the conversion of a model loaded from its ONNX file
+/// took 0.4–0.5 s on a 2-core machine): started after the first request, it held up a
+/// question asked during the background embedding after an import, which sends a
+/// request every few tens of milliseconds, by as long.
+const IDLE_BEFORE_DEFERRED_MS: f64 = 1000.0;
 
 enum State {
     Empty,
@@ -98,6 +102,8 @@ fn memory_bytes() -> f64 {
 /// Installs the message handler and says so; the worker then waits for `load`.
 pub fn start() {
     let state = Rc::new(RefCell::new(State::Empty));
+    // When the last request was answered, for the deferred work to wait for a pause.
+    let last_request_ms = Rc::new(Cell::new(0.0));
     let on_message =
         Closure::<dyn Fn(MessageEvent)>::new(move |event: MessageEvent| {
             match from_js::<ToWorker>(&event.data()) {
@@ -109,11 +115,18 @@ pub fn start() {
                     if matches!(*state.borrow(), State::Empty | State::Failed(_)) {
                         *state.borrow_mut() = State::Loading;
                         let state = state.clone();
+                        let last_request_ms = last_request_ms.clone();
                         wasm_bindgen_futures::spawn_local(async move {
                             let loaded = load(&model_url, &vocab_url, &model_id).await;
                             *state.borrow_mut() = match loaded {
                                 Ok((embedder, deferred)) => {
-                                    after_idle(&state);
+                                    last_request_ms.set(now_ms());
+                                    when_idle(state.clone(), last_request_ms.clone());
+                                    warm_up_kernels(
+                                        state.clone(),
+                                        last_request_ms.clone(),
+                                        WARM_UP_RUNS,
+                                    );
                                     State::Ready(Box::new(embedder), Some(deferred))
                                 }
                                 Err(error) => {
@@ -128,7 +141,7 @@ pub fn start() {
                 }
                 Ok(ToWorker::Embed { id, texts }) => {
                     post(&embed(&state.borrow(), id, &texts));
-                    run_deferred(&state);
+                    last_request_ms.set(now_ms());
                 }
                 Err(e) => post(&FromWorker::Failed {
                     error: format!("the worker got a message it does not understand ({e})"),
@@ -141,14 +154,58 @@ pub fn start() {
     post(&FromWorker::Started);
 }
 
-/// Runs `run_deferred` once the worker has been idle a moment after `Ready`, in case no
-/// request comes to trigger it.
-fn after_idle(state: &Rc<RefCell<State>>) {
-    let state = state.clone();
-    let callback = Closure::once_into_js(move || run_deferred(&state));
+/// Steps of warming up run after `Ready` while no request has come, each in a task of
+/// its own: the 32-token plan, then embeddings of a short text. Without them the first
+/// lessons embedded after an import (about 20 tokens each) waited for that plan to be
+/// built, and ran before the engine had compiled the kernels for speed: the first
+/// four took 365 ms, however long the worker had waited since `Ready`.
+const WARM_UP_RUNS: u32 = 3;
+/// How long after `Ready` (and between runs) the warm-up waits for a request: a page
+/// that asks at once is answered first, and its request warms the kernels instead.
+const WARM_UP_AFTER_MS: i32 = 200;
+
+/// Builds the 32-token plan, then embeds a short text, `runs` steps in all, one task
+/// each, while `last_request_ms` has not moved since `Ready`, so the page's first
+/// requests find the plans built and the kernels compiled for speed.
+fn warm_up_kernels(state: Rc<RefCell<State>>, last_request_ms: Rc<Cell<f64>>, runs: u32) {
+    let ready_at = last_request_ms.get();
+    let callback = Closure::once_into_js(move || {
+        if last_request_ms.get() != ready_at {
+            return;
+        }
+        if let State::Ready(embedder, _) = &*state.borrow() {
+            if runs == WARM_UP_RUNS {
+                // A plan that fails to build fails the question that needs it.
+                let _ = embedder.warm_up_up_to(TOKENS_PLANNED_AFTER_READY);
+            } else {
+                let _ = embedder.embed_counting_tokens("how warm is the kernel today?");
+            }
+        }
+        if runs > 1 {
+            warm_up_kernels(state, last_request_ms, runs - 1);
+        }
+    });
     let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(
         callback.unchecked_ref(),
-        IDLE_AFTER_READY_MS,
+        WARM_UP_AFTER_MS,
+    );
+}
+
+/// Runs `run_deferred` once the worker has had no request for
+/// [`IDLE_BEFORE_DEFERRED_MS`]; until then it looks again when that much time would
+/// have passed since the last one.
+fn when_idle(state: Rc<RefCell<State>>, last_request_ms: Rc<Cell<f64>>) {
+    let wait = last_request_ms.get() + IDLE_BEFORE_DEFERRED_MS - now_ms();
+    let callback = Closure::once_into_js(move || {
+        if now_ms() - last_request_ms.get() >= IDLE_BEFORE_DEFERRED_MS {
+            run_deferred(&state);
+        } else {
+            when_idle(state, last_request_ms);
+        }
+    });
+    let _ = scope().set_timeout_with_callback_and_timeout_and_arguments_0(
+        callback.unchecked_ref(),
+        wait.clamp(0.0, IDLE_BEFORE_DEFERRED_MS) as i32,
     );
 }
 

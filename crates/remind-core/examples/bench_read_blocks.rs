@@ -1,0 +1,108 @@
+//! Times what a reload does with the stored records once IndexedDB has handed over
+//! their blocks, natively: decoding the 64 block texts into records, putting them in
+//! the store's key order, and making the memory of them. The part of
+//! `bench/memory-scale.mjs`'s reload that is Remind's own code and grows with the
+//! memory.
+//!
+//! Run in release: `cargo run --release -p remind-core --example bench_read_blocks
+//! [-- --sizes 10000,100000]`. The records are the clarifications of
+//! `tests/e2e/large-export.mjs`, each under its own key. Figures are printed (the best
+//! of five runs), never asserted.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use remind_core::memory::{FeedbackMemory, Lesson};
+use remind_core::record::{MemoryRecord, RecordId, Timestamp};
+use remind_core::record_blocks::{BlockValue, StoreContents, block_of, block_text, read_blocks};
+use remind_core::stored_rows::StoredMemory;
+
+const RUNS: usize = 5;
+
+fn records(lessons: usize) -> Vec<MemoryRecord> {
+    let memory = FeedbackMemory::default();
+    (0..lessons)
+        .map(|n| {
+            let question = format!("What is the lesson {n} like < fast > in lesson {n}?");
+            memory
+                .plan_write(
+                    Lesson::user_clarification(
+                        &question,
+                        &format!("when I ask what lesson {n} is like, I mean a short comparison in plain words."),
+                    ),
+                    RecordId(format!("bench-{n}")),
+                    Timestamp(1_700_000_000_000 + n as i64),
+                )
+                .current
+        })
+        .collect()
+}
+
+/// The blocks as the store holds them: each block's number (as its key's JSON text)
+/// and its text.
+fn blocks(records: &[MemoryRecord]) -> Vec<(String, String)> {
+    let mut by_block: BTreeMap<u32, Vec<&MemoryRecord>> = BTreeMap::new();
+    for record in records {
+        by_block
+            .entry(block_of(&record.id))
+            .or_default()
+            .push(record);
+    }
+    by_block
+        .into_iter()
+        .map(|(number, held)| {
+            let text = block_text(&held).expect("a record always encodes");
+            (number.to_string(), text)
+        })
+        .collect()
+}
+
+fn best_of<T>(mut work: impl FnMut() -> T) -> (Duration, T) {
+    let mut best = Duration::MAX;
+    let mut last = None;
+    for _ in 0..RUNS {
+        let started = Instant::now();
+        let out = work();
+        best = best.min(started.elapsed());
+        last = Some(out);
+    }
+    (best, last.expect("RUNS is not zero"))
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let sizes: Vec<usize> = args
+        .iter()
+        .position(|a| a == "--sizes")
+        .and_then(|i| args.get(i + 1))
+        .map_or("10000,100000", String::as_str)
+        .split(',')
+        .map(|n| n.parse().expect("--sizes takes numbers"))
+        .collect();
+    for lessons in sizes {
+        let stored = blocks(&records(lessons));
+        let bytes: usize = stored.iter().map(|(_, text)| text.len()).sum();
+        let (decoded, read) = best_of(|| {
+            read_blocks(
+                stored
+                    .iter()
+                    .map(|(key, text)| (key.clone(), BlockValue::Text(text.clone()))),
+            )
+        });
+        let (ordered, contents) =
+            best_of(|| StoreContents::of(read.clone(), StoredMemory::default()));
+        let (made, _) = best_of(|| FeedbackMemory::from_records(contents.stored.records.clone()));
+        println!(
+            "{lessons} lessons ({:.1} MB in {} blocks): decode {}, key order {}, memory {}",
+            bytes as f64 / 1e6,
+            stored.len(),
+            ms(decoded),
+            ms(ordered),
+            ms(made),
+        );
+    }
+}
