@@ -1,4 +1,4 @@
-// E2E: both builds of the embedder worker that ship (dist/, release builds: simd128 and relaxed SIMD) compute MiniLM as sentence-transformers and onnxruntime do with tract's wasm matmul kernels, the page starts the relaxed one only where the browser validates relaxed SIMD, and a model that cannot load is a clear failure message, never a panic. Spoken to through its postMessage protocol, as the page and the benchmark speak to it.
+// E2E: both builds of the embedder worker that ship (dist/, release builds: simd128 and relaxed SIMD) compute MiniLM as sentence-transformers and onnxruntime do with tract's wasm matmul kernels, a question is answered before a long request sent ahead of it, the page starts the relaxed one only where the browser validates relaxed SIMD, and a model that cannot load is a clear failure message, never a panic. Spoken to through its postMessage protocol, as the page and the benchmark speak to it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -139,6 +139,32 @@ test('a kept conversion that does not load is passed over for the ONNX file, whi
     const healed = await load();
     assert.equal(healed.ready.from_converted, true, `healed: ${healed.ready.onnx_because}`);
     assert.ok(maxAbsDiff(healed.vectors[0], fallback.vectors[0]) <= 1e-6);
+  });
+});
+
+test('a question sent while a long request is being embedded is answered first, and both get every vector', { timeout: 180_000 }, async () => {
+  await withPage('worker-question-first', async (page) => {
+    const lessons = Array.from({ length: 12 }, (_, i) => `what is the lesson number ${i} like in plain words?`);
+    const order = await page.evaluate(({ script, lessons }) => new Promise((resolve) => {
+      const worker = new Worker(script);
+      const answered = [];
+      worker.onmessage = ({ data }) => {
+        if (data.kind === 'started') {
+          worker.postMessage({ kind: 'load', model_url: '/minilm/model.onnx', vocab_url: '/minilm/vocab.txt', model_id: `e2e-${crypto.randomUUID()}` });
+        } else if (data.kind === 'ready') {
+          // As the page does: a background step of lessons, then a question right after.
+          worker.postMessage({ kind: 'embed', id: 1, texts: lessons });
+          worker.postMessage({ kind: 'embed', id: 2, texts: ['what is like < fast > ?'] });
+        } else if (['embedded', 'embed_failed', 'failed'].includes(data.kind)) {
+          answered.push({ id: data.id, kind: data.kind, vectors: data.vectors?.length });
+          if (answered.length === 2 || data.kind === 'failed') { worker.terminate(); resolve(answered); }
+        }
+      };
+    }), { script: BUILDS[1].script, lessons });
+    assert.deepEqual(order, [
+      { id: 2, kind: 'embedded', vectors: 1 },
+      { id: 1, kind: 'embedded', vectors: 12 },
+    ], 'the question waited for one lesson, not twelve');
   });
 });
 

@@ -11,9 +11,9 @@ pub mod model_cache;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
-use web_sys::{Cache, DedicatedWorkerGlobalScope, MessageEvent};
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{Cache, DedicatedWorkerGlobalScope, MessageChannel, MessageEvent};
 
 use remind_embedder::tract_embedder::{CONVERTED_FORMAT, TractEmbedder};
 use remind_embedder_wire::{FromWorker, ToWorker, cache_name, from_js, to_js};
@@ -104,6 +104,7 @@ pub fn start() {
     let state = Rc::new(RefCell::new(State::Empty));
     // When the last request was answered, for the deferred work to wait for a pause.
     let last_request_ms = Rc::new(Cell::new(0.0));
+    let requests = Requests::new(state.clone(), last_request_ms.clone());
     let on_message =
         Closure::<dyn Fn(MessageEvent)>::new(move |event: MessageEvent| {
             match from_js::<ToWorker>(&event.data()) {
@@ -140,8 +141,11 @@ pub fn start() {
                     }
                 }
                 Ok(ToWorker::Embed { id, texts }) => {
-                    post(&embed(&state.borrow(), id, &texts));
-                    last_request_ms.set(now_ms());
+                    if let Some(refused) = refusal(&state.borrow(), id) {
+                        post(&refused);
+                    } else {
+                        requests.take(Request::new(id, texts));
+                    }
                 }
                 Err(e) => post(&FromWorker::Failed {
                     error: format!("the worker got a message it does not understand ({e})"),
@@ -256,42 +260,179 @@ fn run_deferred(state: &Rc<RefCell<State>>) {
     });
 }
 
-fn embed(state: &State, id: u32, texts: &[String]) -> FromWorker {
-    let embedder = match state {
-        State::Ready(embedder, _) => embedder,
-        State::Failed(error) => {
-            return FromWorker::EmbedFailed {
-                id,
-                error: error.clone(),
-            };
-        }
-        State::Empty | State::Loading => {
-            return FromWorker::EmbedFailed {
-                id,
-                error: "the model is still loading".into(),
-            };
-        }
+/// Why a request for embeddings cannot be answered now, as the reply that says so.
+fn refusal(state: &State, id: u32) -> Option<FromWorker> {
+    let error = match state {
+        State::Ready(..) => return None,
+        State::Failed(error) => error.clone(),
+        State::Empty | State::Loading => "the model is still loading".into(),
     };
-    let started = now_ms();
-    let embedded: Result<Vec<(Vec<f32>, usize)>, _> = texts
-        .iter()
-        .map(|t| embedder.embed_counting_tokens(t))
-        .collect();
-    match embedded {
-        Ok(embedded) => {
-            let (vectors, token_counts) = embedded.into_iter().unzip();
-            FromWorker::Embedded {
-                id,
-                vectors,
-                token_counts,
-                compute_ms: now_ms() - started,
-                memory_bytes: memory_bytes(),
+    Some(FromWorker::EmbedFailed { id, error })
+}
+
+/// A request for embeddings, answered a text at a time.
+struct Request {
+    id: u32,
+    texts: Vec<String>,
+    embedded: Vec<Vec<f32>>,
+    token_counts: Vec<usize>,
+    compute_ms: f64,
+}
+
+impl Request {
+    fn new(id: u32, texts: Vec<String>) -> Self {
+        Request {
+            id,
+            embedded: Vec::with_capacity(texts.len()),
+            token_counts: Vec::with_capacity(texts.len()),
+            texts,
+            compute_ms: 0.0,
+        }
+    }
+
+    fn texts_left(&self) -> usize {
+        self.texts.len() - self.embedded.len()
+    }
+}
+
+/// The requests waiting, embedded one text per task of the worker's event loop so a
+/// request that comes in meanwhile is seen between two texts. The next text is always
+/// from the request with the fewest left (the oldest among equals): a question typed
+/// or asked during the background embedding of an import's lessons (four a request)
+/// waits for one lesson, not four.
+#[derive(Clone)]
+struct Requests {
+    inner: Rc<RequestsInner>,
+}
+
+struct RequestsInner {
+    state: Rc<RefCell<State>>,
+    last_request_ms: Rc<Cell<f64>>,
+    waiting: RefCell<Vec<Request>>,
+    /// A message to this channel's other port runs the next text in a task of its own
+    /// (a worker's nested `setTimeout(0)` would wait at least 4 ms each time).
+    channel: Option<MessageChannel>,
+    next_text_posted: Cell<bool>,
+}
+
+impl Requests {
+    fn new(state: Rc<RefCell<State>>, last_request_ms: Rc<Cell<f64>>) -> Self {
+        let requests = Requests {
+            inner: Rc::new(RequestsInner {
+                state,
+                last_request_ms,
+                waiting: RefCell::new(Vec::new()),
+                channel: MessageChannel::new().ok(),
+                next_text_posted: Cell::new(false),
+            }),
+        };
+        if let Some(channel) = &requests.inner.channel {
+            let weak = Rc::downgrade(&requests.inner);
+            let on_next = Closure::<dyn Fn()>::new(move || {
+                if let Some(inner) = weak.upgrade() {
+                    Requests { inner }.embed_next_text();
+                }
+            });
+            channel
+                .port1()
+                .set_onmessage(Some(on_next.as_ref().unchecked_ref()));
+            // The handler lives as long as the worker.
+            on_next.forget();
+        }
+        requests
+    }
+
+    fn take(&self, request: Request) {
+        self.inner.waiting.borrow_mut().push(request);
+        self.post_next_text();
+    }
+
+    fn post_next_text(&self) {
+        if self.inner.next_text_posted.get() || self.inner.waiting.borrow().is_empty() {
+            return;
+        }
+        let posted = self
+            .inner
+            .channel
+            .as_ref()
+            .is_some_and(|channel| channel.port2().post_message(&JsValue::NULL).is_ok());
+        if posted {
+            self.inner.next_text_posted.set(true);
+        } else {
+            // No channel (never so in a browser's worker): every text now, in order.
+            while !self.inner.waiting.borrow().is_empty() {
+                self.embed_one_text();
             }
         }
-        Err(e) => FromWorker::EmbedFailed {
-            id,
-            error: e.to_string(),
-        },
+    }
+
+    fn embed_next_text(&self) {
+        self.inner.next_text_posted.set(false);
+        self.embed_one_text();
+        self.post_next_text();
+    }
+
+    /// Embeds the next text of the request with the fewest left, and answers that
+    /// request once it has them all, or at its first failure.
+    fn embed_one_text(&self) {
+        let mut waiting = self.inner.waiting.borrow_mut();
+        let Some(next) = (0..waiting.len()).min_by_key(|&i| waiting[i].texts_left()) else {
+            return;
+        };
+        let state = self.inner.state.borrow();
+        if let Some(refused) = refusal(&state, waiting[next].id) {
+            waiting.remove(next);
+            post(&refused);
+            return;
+        }
+        let State::Ready(embedder, _) = &*state else {
+            return;
+        };
+        let request = &mut waiting[next];
+        let started = now_ms();
+        let embedded = request
+            .texts
+            .get(request.embedded.len())
+            .map(|text| embedder.embed_counting_tokens(text));
+        request.compute_ms += now_ms() - started;
+        let answer = match embedded {
+            Some(Ok((vector, tokens))) => {
+                request.embedded.push(vector);
+                request.token_counts.push(tokens);
+                (request.texts_left() == 0).then(|| {
+                    let done = waiting.remove(next);
+                    FromWorker::Embedded {
+                        id: done.id,
+                        vectors: done.embedded,
+                        token_counts: done.token_counts,
+                        compute_ms: done.compute_ms,
+                        memory_bytes: memory_bytes(),
+                    }
+                })
+            }
+            Some(Err(e)) => {
+                let failed = waiting.remove(next);
+                Some(FromWorker::EmbedFailed {
+                    id: failed.id,
+                    error: e.to_string(),
+                })
+            }
+            // A request of no texts has all it asked for.
+            None => {
+                let done = waiting.remove(next);
+                Some(FromWorker::Embedded {
+                    id: done.id,
+                    vectors: Vec::new(),
+                    token_counts: Vec::new(),
+                    compute_ms: 0.0,
+                    memory_bytes: memory_bytes(),
+                })
+            }
+        };
+        if let Some(answer) = answer {
+            post(&answer);
+            self.inner.last_request_ms.set(now_ms());
+        }
     }
 }
 
