@@ -59,13 +59,9 @@ pub fn MemoryBrowser() -> impl IntoView {
     let matching = Memo::new(move |_| {
         filter.with(|filter| {
             page.memory.with(|memory| {
-                let all = memory_query::list(memory, filter);
-                let drawn = all
-                    .iter()
-                    .take(shown.get())
-                    .map(|&record| record.clone())
-                    .collect::<Vec<MemoryRecord>>();
-                (all.len(), drawn)
+                let (count, first) = memory_query::first_listed(memory, filter, shown.get());
+                let drawn = first.into_iter().cloned().collect::<Vec<MemoryRecord>>();
+                (count, drawn)
             })
         })
     });
