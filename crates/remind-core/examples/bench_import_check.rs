@@ -9,9 +9,12 @@
 //! every record a current clarification under its own key, worded alike. Figures are
 //! printed (the best of five runs), never asserted.
 
-use std::time::{Duration, Instant};
+#[path = "shared/best_of.rs"]
+mod best_of;
 
-use remind_core::import::{ImportCheck, ImportedFile};
+use best_of::{best_of, ms};
+
+use remind_core::import::ImportCheck;
 use remind_core::import_plan::preview;
 use remind_core::memory::FeedbackMemory;
 use remind_core::write_gate::find_secret;
@@ -74,23 +77,6 @@ fn export_file(lessons: usize) -> Vec<u8> {
     .expect("a JSON value always encodes")
 }
 
-/// The best of [`RUNS`] runs of `work`, and what the last run returned.
-fn best_of<T>(mut work: impl FnMut() -> T) -> (Duration, T) {
-    let mut best = Duration::MAX;
-    let mut last = None;
-    for _ in 0..RUNS {
-        let started = Instant::now();
-        let out = work();
-        best = best.min(started.elapsed());
-        last = Some(out);
-    }
-    (best, last.expect("RUNS is not zero"))
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let lessons = args
@@ -100,7 +86,7 @@ fn main() {
         .map_or(10_000, |n| n.parse().expect("--lessons takes a number"));
     let bytes = export_file(lessons);
 
-    let (checked, file): (Duration, ImportedFile) = best_of(|| {
+    let (checked, file) = best_of(RUNS, || {
         let mut check = ImportCheck::start(&bytes).expect("the file's header is valid");
         while check.check_next(250).checked < check.progress().total {}
         check.finish().expect("the file is valid")
@@ -110,12 +96,14 @@ fn main() {
         .iter()
         .flat_map(|r| [r.question.clone(), r.kind.text()])
         .collect();
-    let (scanned, secrets) = best_of(|| texts.iter().filter(|t| find_secret(t).is_some()).count());
+    let (scanned, secrets) = best_of(RUNS, || {
+        texts.iter().filter(|t| find_secret(t).is_some()).count()
+    });
     assert_eq!(secrets, 0, "the file's texts hold no secret");
     let empty = FeedbackMemory::default();
-    let (previewed_empty, _) = best_of(|| preview(&empty, &file));
+    let (previewed_empty, _) = best_of(RUNS, || preview(&empty, &file));
     let holding = FeedbackMemory::from_records(file.records.clone());
-    let (previewed_same, _) = best_of(|| preview(&holding, &file));
+    let (previewed_same, _) = best_of(RUNS, || preview(&holding, &file));
 
     println!(
         "{lessons} lessons ({:.1} MB): check {} (secret scan of {} texts {}), preview into an empty memory {}, into the same memory {}",

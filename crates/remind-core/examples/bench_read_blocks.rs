@@ -10,7 +10,10 @@
 //! of five runs), never asserted.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+#[path = "shared/best_of.rs"]
+mod best_of;
+
+use best_of::{best_of, ms};
 
 use remind_core::memory::{FeedbackMemory, Lesson};
 use remind_core::record::{MemoryRecord, RecordId, Timestamp};
@@ -57,22 +60,6 @@ fn blocks(records: &[MemoryRecord]) -> Vec<(String, String)> {
         .collect()
 }
 
-fn best_of<T>(mut work: impl FnMut() -> T) -> (Duration, T) {
-    let mut best = Duration::MAX;
-    let mut last = None;
-    for _ in 0..RUNS {
-        let started = Instant::now();
-        let out = work();
-        best = best.min(started.elapsed());
-        last = Some(out);
-    }
-    (best, last.expect("RUNS is not zero"))
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let sizes: Vec<usize> = args
@@ -86,16 +73,19 @@ fn main() {
     for lessons in sizes {
         let stored = blocks(&records(lessons));
         let bytes: usize = stored.iter().map(|(_, text)| text.len()).sum();
-        let (decoded, read) = best_of(|| {
+        let (decoded, read) = best_of(RUNS, || {
             read_blocks(
                 stored
                     .iter()
                     .map(|(key, text)| (key.clone(), BlockValue::Text(text.clone()))),
             )
         });
-        let (ordered, contents) =
-            best_of(|| StoreContents::of(read.clone(), StoredMemory::default()));
-        let (made, _) = best_of(|| FeedbackMemory::from_records(contents.stored.records.clone()));
+        let (ordered, contents) = best_of(RUNS, || {
+            StoreContents::of(read.clone(), StoredMemory::default())
+        });
+        let (made, _) = best_of(RUNS, || {
+            FeedbackMemory::from_records(contents.stored.records.clone())
+        });
         println!(
             "{lessons} lessons ({:.1} MB in {} blocks): decode {}, key order {}, memory {}",
             bytes as f64 / 1e6,

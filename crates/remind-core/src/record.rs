@@ -315,7 +315,8 @@ impl MemoryRecord {
 
     /// Whether two records are equal but for their bookkeeping: the usage counters and
     /// the embedding, which a tab updates as it answers and embeds, without changing
-    /// the lesson or its history. Every field is named, so a new one must be counted.
+    /// the lesson or its history. Every field is named, so a new one must be counted
+    /// (the blocks' `stored_alike` adds the usage counters to this).
     pub fn same_but_bookkeeping(&self, other: &MemoryRecord) -> bool {
         let MemoryRecord {
             id,

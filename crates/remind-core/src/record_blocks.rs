@@ -191,36 +191,10 @@ pub fn rewritten_blocks<'a>(
 }
 
 /// Whether `a` and `b` are stored as the same text in a block: alike in every field
-/// but the embedding, which the store keeps apart. Taken apart whole, so a field added
-/// to records must be counted here (or said not to be stored).
+/// but the embedding, which the store keeps apart. [`MemoryRecord::same_but_bookkeeping`]
+/// names every field, so a field added to records is counted there.
 fn stored_alike(a: &MemoryRecord, b: &MemoryRecord) -> bool {
-    let MemoryRecord {
-        id,
-        key,
-        question,
-        kind,
-        source,
-        created_at,
-        version,
-        supersedes,
-        superseded_by,
-        state,
-        stats,
-        change,
-        embedding: _,
-    } = a;
-    *id == b.id
-        && *key == b.key
-        && *question == b.question
-        && *kind == b.kind
-        && *source == b.source
-        && *created_at == b.created_at
-        && *version == b.version
-        && *supersedes == b.supersedes
-        && *superseded_by == b.superseded_by
-        && *state == b.state
-        && *stats == b.stats
-        && *change == b.change
+    a.same_but_bookkeeping(b) && a.stats == b.stats
 }
 
 /// `a` against `b` as IndexedDB orders string keys, by UTF-16 code unit. UTF-8's byte
