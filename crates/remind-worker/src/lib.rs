@@ -102,7 +102,8 @@ fn memory_bytes() -> f64 {
 /// Installs the message handler and says so; the worker then waits for `load`.
 pub fn start() {
     let state = Rc::new(RefCell::new(State::Empty));
-    // When the last request was answered, for the deferred work to wait for a pause.
+    // When the worker last took a request or embedded one of its texts (or said it
+    // was ready): the warm-up stops and the deferred work waits once it moves.
     let last_request_ms = Rc::new(Cell::new(0.0));
     let requests = Requests::new(state.clone(), last_request_ms.clone());
     let on_message =
@@ -300,7 +301,6 @@ impl Request {
 /// from the request with the fewest left (the oldest among equals): a question typed
 /// or asked during the background embedding of an import's lessons (four a request)
 /// waits for one lesson, not four.
-#[derive(Clone)]
 struct Requests {
     inner: Rc<RequestsInner>,
 }
@@ -343,6 +343,7 @@ impl Requests {
     }
 
     fn take(&self, request: Request) {
+        self.inner.last_request_ms.set(now_ms());
         self.inner.waiting.borrow_mut().push(request);
         self.post_next_text();
     }
@@ -395,6 +396,7 @@ impl Requests {
             .get(request.embedded.len())
             .map(|text| embedder.embed_counting_tokens(text));
         request.compute_ms += now_ms() - started;
+        self.inner.last_request_ms.set(now_ms());
         let answer = match embedded {
             Some(Ok((vector, tokens))) => {
                 request.embedded.push(vector);
@@ -431,7 +433,6 @@ impl Requests {
         };
         if let Some(answer) = answer {
             post(&answer);
-            self.inner.last_request_ms.set(now_ms());
         }
     }
 }
