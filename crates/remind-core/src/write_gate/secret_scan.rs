@@ -1222,6 +1222,21 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_shortest_secret_of_each_shape_gets_past_the_one_pass_filter() {
+        // Each exactly as long as its shape's shortest, in a sentence around it.
+        let jwt = "eyJhbGciOi.ab.";
+        assert_eq!(jwt.len(), SHORTEST_JWT);
+        refused_as(&format!("send {jwt} to the api"), "a JWT");
+        let slack = "xoxb-12345abcde";
+        assert_eq!(slack.len(), SHORTEST_PREFIXED);
+        refused_as(&format!("the bot uses {slack} now"), "a Slack token");
+        // A 13-digit Luhn-valid number starting with 4.
+        let card = "4222222222222";
+        assert_eq!(card.len(), SHORTEST_CARD_NUMBER);
+        refused_as(&format!("pay with {card} today"), "a card number");
+    }
+
     // --- Secret forms, one test each --------------------------------------------------
 
     const JWT: &str = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
