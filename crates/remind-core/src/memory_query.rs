@@ -123,7 +123,7 @@ pub fn list<'m>(memory: &'m FeedbackMemory, filter: &MemoryFilter) -> Vec<&'m Me
 }
 
 /// How many records match `filter`, and the first `at_most` of them in [`list`]'s
-/// order. Only those are put in order: a page that draws fifty of 100 000 lessons
+/// order. Only those are put in order: a page that draws a hundred of 100 000 lessons
 /// sorted all of them on every change (80 ms of a reload in the page).
 pub fn first_listed<'m>(
     memory: &'m FeedbackMemory,
