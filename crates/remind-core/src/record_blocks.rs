@@ -140,24 +140,23 @@ pub fn rewritten_blocks<'a>(
     let erased: HashSet<&RecordId> = erase.iter().collect();
     let mut replaced: HashMap<&RecordId, &MemoryRecord> =
         put.iter().map(|record| (&record.id, record)).collect();
-    let mut blocks: HashMap<u32, TouchedBlock<'a>> = put
-        .iter()
-        .map(|record| block_of(&record.id))
-        .chain(erase.iter().map(block_of))
-        .map(|number| {
-            let block = TouchedBlock {
-                number,
-                records: Vec::new(),
-                put: Vec::new(),
-                changed: false,
-            };
-            (number, block)
+    fn touched<'m, 'a>(
+        blocks: &'m mut HashMap<u32, TouchedBlock<'a>>,
+        number: u32,
+    ) -> &'m mut TouchedBlock<'a> {
+        blocks.entry(number).or_insert_with(|| TouchedBlock {
+            number,
+            records: Vec::new(),
+            put: Vec::new(),
+            changed: false,
         })
-        .collect();
+    }
+    let mut blocks = HashMap::new();
     for record in put {
-        if let Some(block) = blocks.get_mut(&block_of(&record.id)) {
-            block.put.push(record);
-        }
+        touched(&mut blocks, block_of(&record.id)).put.push(record);
+    }
+    for id in erase {
+        touched(&mut blocks, block_of(id));
     }
     for &record in held {
         let Some(block) = blocks.get_mut(&block_of(&record.id)) else {
