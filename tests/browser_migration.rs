@@ -1,9 +1,10 @@
-//! The IndexedDB schema migrations to version 5 (the records in blocks, their
-//! embeddings as `Float32Array`s in a store of their own), from version 2 (embeddings
-//! as JSON numbers in each row), version 3 (`Float32Array`s in each row) and version 4
-//! (rows of one record each), on real databases in headless Chromium: every record
-//! reads back, its embedding bit for bit, a row that cannot be read is kept exactly as
-//! it was, and writes after the migration round-trip.
+//! The IndexedDB schema migrations to version 6 (the records in blocks, their
+//! embeddings as `Float32Array`s in a store of their own, the store of rows made anew),
+//! from version 2 (embeddings as JSON numbers in each row), version 3 (`Float32Array`s
+//! in each row), version 4 (rows of one record each) and version 5 (the blocks beside
+//! the store of rows they were moved out of), on real databases in headless Chromium:
+//! every record reads back, its embedding bit for bit, a row that cannot be read is
+//! kept exactly as it was, and writes after the migration round-trip.
 //!
 //! Its own test binary, since it deletes and recreates the page's database.
 #![cfg(target_arch = "wasm32")]
@@ -19,6 +20,9 @@ use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
+
+/// The schema version the page opens (`DB_VERSION` in `idb_store.rs`).
+const LATEST_SCHEMA: u32 = 6;
 
 /// Runs `script`, an expression giving a promise, and awaits it.
 async fn run(script: &str) -> JsValue {
@@ -41,7 +45,7 @@ async fn older_database_with(version: u32, rows: &str) {
     database_of_version_with(version, rows, "[]").await;
 }
 
-/// Replaces the page's database with one of `version` (2, 3 or 4), its schema as that
+/// Replaces the page's database with one of `version` (2 to 5), its schema as that
 /// version of `idb_store.rs` made it, holding `rows` (a JavaScript expression giving an
 /// array) in the records store and, from version 4, `apart` (one giving `[id,
 /// embedding]` pairs) in the embeddings store.
@@ -61,6 +65,7 @@ async fn database_of_version_with(version: u32, rows: &str, apart: &str) {
                     db.createObjectStore('records', {{ keyPath: 'id' }}).createIndex('key', 'key');
                     db.createObjectStore('turn_events', {{ autoIncrement: true }});
                     if ({version} >= 4) db.createObjectStore('embeddings');
+                    if ({version} >= 5) db.createObjectStore('record_blocks');
                 }};
                 open.onerror = () => reject(open.error);
                 open.onsuccess = () => {{
@@ -192,7 +197,7 @@ async fn a_version_2_database_is_migrated_keeping_every_record_and_every_unreada
         .await
         .expect("the migrated database reads");
     let (_, _, version) = raw_row("a-embedded").await;
-    assert_eq!(version, 5);
+    assert_eq!(version, LATEST_SCHEMA);
     let mut expected_infinite = infinite.clone();
     expected_infinite.embedding = None;
     assert_eq!(
@@ -314,7 +319,7 @@ async fn a_version_3_database_has_its_embeddings_moved_apart_bit_for_bit() {
     let read_vector = stored.records[0].embedding.as_ref().unwrap().vector();
     assert_eq!(bits(read_vector), bits(&vector), "bit for bit");
     let (row, apart, version) = raw_row("a-embedded").await;
-    assert_eq!(version, 5);
+    assert_eq!(version, LATEST_SCHEMA);
     assert!(!holds_embedding(&row), "the embedding left the row");
     assert!(vector_apart(&apart).is_instance_of::<Float32Array>());
     let (row, apart, _) = raw_row("c-unreadable").await;
@@ -436,7 +441,7 @@ async fn a_version_2_database_larger_than_a_migration_step_is_migrated_whole() {
         }
     }
     let (row, apart, version) = raw_row("r698").await;
-    assert_eq!(version, 5);
+    assert_eq!(version, LATEST_SCHEMA);
     assert!(
         holds_embedding(&row) && apart.is_undefined(),
         "unreadable, untouched"
@@ -527,7 +532,7 @@ async fn a_version_4_database_has_its_rows_moved_into_blocks_leaving_every_other
     assert_eq!(rows, 2, "only the rows that stay");
     assert_eq!(blocks, 64, "2 500 records fill every block");
     let (row, _, version) = raw_row("x-newer").await;
-    assert_eq!(version, 5);
+    assert_eq!(version, LATEST_SCHEMA);
     assert_eq!(
         String::from(JSON::stringify(&row).unwrap()),
         String::from(JSON::stringify(&JSON::parse(&newer).unwrap()).unwrap()),
@@ -549,4 +554,67 @@ async fn a_version_4_database_has_its_rows_moved_into_blocks_leaving_every_other
         "put apart"
     );
     assert_eq!(again.records.len(), 2501);
+}
+
+#[wasm_bindgen_test]
+async fn a_version_5_database_keeps_every_row_beside_the_blocks_in_its_records_store_made_anew() {
+    // A version-5 database as the migration to blocks left one: no blocks yet written
+    // here, a row this Remind reads as a record and a newer Remind's row, both beside.
+    let readable = lesson("a-readable", "What is like < fast > ?");
+    let readable_json = record_to_json(&readable).unwrap();
+    let newer = readable_json
+        .replace("a-readable", "b-newer")
+        .replace("\"current\"", "\"archived\"");
+    database_of_version_with(5, &format!("[{readable_json}, {newer}]"), "[]").await;
+
+    let stored = IdbStore::default()
+        .load_all()
+        .await
+        .expect("the renewed database reads");
+    assert_eq!(stored.records, vec![readable.clone()]);
+    assert_eq!(stored.unreadable.len(), 1);
+    assert_eq!(stored.unreadable[0].key, "\"b-newer\"");
+    let (row, _, version) = raw_row("b-newer").await;
+    assert_eq!(version, LATEST_SCHEMA);
+    assert_eq!(
+        String::from(JSON::stringify(&row).unwrap()),
+        String::from(JSON::stringify(&JSON::parse(&newer).unwrap()).unwrap()),
+        "the unreadable row is put back exactly as it was"
+    );
+    let shape = run("new Promise((resolve, reject) => {
+            const open = indexedDB.open('remind');
+            open.onerror = () => reject(open.error);
+            open.onsuccess = () => {
+                const db = open.result;
+                const records = db.transaction('records').objectStore('records');
+                const shape = [records.keyPath, [...records.indexNames].join(',')];
+                db.close();
+                resolve(shape);
+            };
+        })")
+    .await;
+    let shape = Array::from(&shape);
+    assert_eq!(
+        shape.get(0).as_string().as_deref(),
+        Some("id"),
+        "keyed by id"
+    );
+    assert_eq!(
+        shape.get(1).as_string().as_deref(),
+        Some("key"),
+        "indexed by key"
+    );
+
+    // The row beside the blocks moves into its block when written, as before.
+    let mut counted = readable.clone();
+    counted.stats.times_applied = 1;
+    IdbStore::default().write(&[counted.clone()]).await.unwrap();
+    let (rows, blocks) = rows_and_blocks().await;
+    assert_eq!(
+        (rows, blocks),
+        (1, 1),
+        "only the newer Remind's row is left a row"
+    );
+    let again = IdbStore::default().load_all().await.unwrap();
+    assert_eq!(again.records, vec![counted]);
 }

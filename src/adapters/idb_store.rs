@@ -38,10 +38,11 @@ use remind_core::stored_rows::{StoredMemory, StoredRow, read_readable_rows, read
 
 const DB_NAME: &str = "remind";
 /// Bumped with every schema change; [`migrate`] brings older databases up to date.
-const DB_VERSION: u32 = 5;
+const DB_VERSION: u32 = 6;
 /// Rows of one record each, keyed by `id` (schemas 1–4). Since schema 5 it holds only
 /// the rows the migration to blocks could not read, and rows something other than this
-/// Remind put there; writing or erasing such a record deletes its row.
+/// Remind put there; writing or erasing such a record deletes its row. Since schema 6
+/// it is a store made anew once the rows have moved out ([`records_store_anew`]).
 const RECORDS: &str = "records";
 /// The records themselves (schema 5): block number → the JSON text of its records, as
 /// UTF-8 bytes.
@@ -1072,11 +1073,7 @@ async fn stored_version(factory: &web_sys::IdbFactory) -> String {
 /// transaction: should one fail, the upgrade is aborted and the database stays as it was.
 fn migrate(db: &IdbDatabase, upgrade: &IdbTransaction, old_version: u32) {
     if old_version < 1 {
-        let params = IdbObjectStoreParameters::new();
-        params.set_key_path(&JsValue::from_str("id"));
-        if let Ok(store) = db.create_object_store_with_optional_parameters(RECORDS, &params) {
-            let _ = store.create_index_with_str("key", "key");
-        }
+        let _ = create_records_store(db);
     }
     if old_version < 2 {
         let params = IdbObjectStoreParameters::new();
@@ -1098,8 +1095,49 @@ fn migrate(db: &IdbDatabase, upgrade: &IdbTransaction, old_version: u32) {
     match old_version {
         1..=3 => embeddings_apart(upgrade, old_version, Box::new(into_blocks)),
         4 => into_blocks(),
+        5 => records_renewed(upgrade),
         _ => {}
     }
+}
+
+/// The records store as schema 1 made it: keyed by each row's `id`, indexed by `key`.
+fn create_records_store(db: &IdbDatabase) -> Result<IdbObjectStore, JsValue> {
+    let params = IdbObjectStoreParameters::new();
+    params.set_key_path(&JsValue::from_str("id"));
+    let store = db.create_object_store_with_optional_parameters(RECORDS, &params)?;
+    store.create_index_with_str("key", "key")?;
+    Ok(store)
+}
+
+/// Schema 6: the records store of a schema-5 database made anew, holding the same
+/// rows ([`records_store_anew`]). Should any request fail, the upgrade is aborted.
+fn records_renewed(upgrade: &IdbTransaction) {
+    let Ok(records) = upgrade.object_store(RECORDS) else {
+        let _ = upgrade.abort();
+        return;
+    };
+    let renewing = upgrade.clone();
+    read_every_row(upgrade, &records, move |_, rows| {
+        if records_store_anew(&renewing, &rows).is_err() {
+            let _ = renewing.abort();
+        }
+    });
+}
+
+/// Deletes the records store and creates it again holding `rows`, each put back as it
+/// was read. Why not `clear()`: the browser keeps a trace of every row a store ever
+/// deleted until it compacts its files, days later, and every read of the store scans
+/// them. After the migration to blocks moved 100 000 rows out, reading the few rows
+/// left took 0.3 s of every reload and of every change's read; a store made anew has
+/// no trace of the old one's rows.
+fn records_store_anew(upgrade: &IdbTransaction, rows: &Array) -> Result<(), JsValue> {
+    let db = upgrade.db();
+    db.delete_object_store(RECORDS)?;
+    let records = create_records_store(&db)?;
+    for row in rows.iter() {
+        records.put(&row)?;
+    }
+    Ok(())
 }
 
 /// Schema 4: every readable record's embedding moves out of its row into the
@@ -1301,10 +1339,10 @@ impl EmbeddingsApart {
 
 /// Schema 5: every row of the records store that reads as a record, as a reload of
 /// schema 4 read it, moves into its block ([`remind_core::record_blocks`]), re-encoded
-/// as this Remind writes records; the rows the blocks are made of are then deleted, and
-/// every other row is left exactly as it was (a row that does not read, and a row
-/// holding its embedding as binary itself, which no Remind of schema 4 wrote, stay rows
-/// beside the blocks, read as before). A record whose row held its embedding as JSON
+/// as this Remind writes records; the records store is then made anew holding every
+/// other row exactly as it was ([`records_store_anew`]): a row that does not read, and
+/// a row holding its embedding as binary itself, which no Remind of schema 4 wrote, stay
+/// rows beside the blocks, read as before. A record whose row held its embedding as JSON
 /// numbers gets it put apart, as schema 4 keeps every embedding.
 ///
 /// The rows are read [`ROWS_PER_BLOCKS_STEP`] at a time (see [`RowsIntoBlocks`]), so a
@@ -1417,12 +1455,9 @@ impl RowsIntoBlocks {
         Ok(())
     }
 
-    /// Empties the records store, puts back the rows that stay, and puts each block.
+    /// Makes the records store anew with the rows that stay, and puts each block.
     fn write_blocks(&self) -> Result<(), ()> {
-        self.records.clear().map_err(drop)?;
-        for row in self.staying.iter() {
-            self.records.put(&row).map_err(drop)?;
-        }
+        records_store_anew(&self.upgrade, &self.staying).map_err(drop)?;
         for (number, records) in self.into.borrow().iter() {
             let records: Vec<&MemoryRecord> = records.iter().collect();
             let text = block_text(&records).map_err(drop)?;
