@@ -214,7 +214,7 @@ function print(s) {
   console.log('\nFirst embedding (start to first vector):');
   for (const e of engines) {
     const [c, w] = [s.first_embedding_cold[e], s.first_embedding_cached[e]];
-    const extra = e === 'remind' ? `ready ${ms(w.ready_ms)}, from_cache ${w.from_cache}, from_converted ${w.from_converted}, download ${ms(w.download_ms)}, init ${ms(w.init_ms)}`
+    const extra = e === 'remind' ? `started ${ms(w.started_ms)}, ready ${ms(w.ready_ms)}, from_cache ${w.from_cache}, from_converted ${w.from_converted}, read_early ${w.read_early}, download ${ms(w.download_ms)}, init ${ms(w.init_ms)}`
       : `import ${ms(w.import_ms)}, pipeline ready ${ms(w.ready_ms)}`;
     console.log(`${e.padEnd(8)} cached ${ms(w.first_embedding_ms)} (${extra}); first ever ${ms(c.first_embedding_ms)}`);
   }

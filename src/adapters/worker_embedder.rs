@@ -13,10 +13,10 @@ use js_sys::{Function, Promise};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
 use wasm_bindgen_futures::JsFuture;
-use web_sys::{ErrorEvent, Event, MessageEvent, Worker};
+use web_sys::{ErrorEvent, Event, MessageEvent, Worker, WorkerOptions};
 
 use remind_app::ports::{EmbedError, EmbedderStatus, EmbeddingService};
-use remind_embedder_wire::{FromWorker, ToWorker, from_js, to_js};
+use remind_embedder_wire::{EarlyRead, FromWorker, ToWorker, from_js, to_js};
 
 /// Where the worker scripts and the model files are served, relative to the page.
 pub struct ModelFiles {
@@ -235,7 +235,11 @@ impl EmbeddingService for WorkerEmbedder {
         } else {
             &files.worker_script
         };
-        match Worker::new(script) {
+        // Named with the model, so its loader starts reading the converted copy while
+        // the worker's wasm compiles.
+        let options = WorkerOptions::new();
+        options.set_name(&EarlyRead::of(&files.model_url, &files.model_id).to_worker_name());
+        match Worker::new_with_options(script, &options) {
             Ok(worker) => {
                 let load = ToWorker::Load {
                     model_url: files.model_url.clone(),

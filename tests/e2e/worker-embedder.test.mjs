@@ -29,15 +29,17 @@ function maxAbsDiff(a, b) {
 }
 
 /**
- * Starts the worker `script` in `page`, asks it to load `modelUrl`, and embeds `texts` once
- * it is ready. Returns the worker's last message (`embedded`, or the `failed` that ended
+ * Starts the worker `script` in `page`, named as the page names it (the cache and model
+ * its loader reads the converted copy of early, `EarlyRead`), asks it to load `modelUrl`,
+ * and embeds `texts` once it is ready. Returns the worker's last message (`embedded`, or the `failed` that ended
  * it) with its `ready` message, if any, as `ready`. With `keep`, a load from the ONNX file
  * also waits for the worker's `converted` message (returned as `converted`): the
  * conversion it keeps in the cache for the next load of the same `modelId`.
  */
 function loadAndEmbed(page, { script = BUILDS[0].script, modelUrl, vocabUrl = '/minilm/vocab.txt', texts, modelId = null, keep = false }) {
   return page.evaluate(({ script, modelUrl, vocabUrl, texts, modelId, keep }) => new Promise((resolve) => {
-    const worker = new Worker(script);
+    modelId ??= `e2e-${crypto.randomUUID()}`;
+    const worker = new Worker(script, { name: JSON.stringify({ cache: `remind-minilm-${modelId}`, model_url: modelUrl }) });
     let ready = null;
     let reply = null;
     let converted = null;
@@ -46,7 +48,7 @@ function loadAndEmbed(page, { script = BUILDS[0].script, modelUrl, vocabUrl = '/
     worker.onerror = (e) => done({ kind: 'worker_error', error: String(e.message) });
     worker.onmessage = ({ data }) => {
       if (data.kind === 'started') {
-        worker.postMessage({ kind: 'load', model_url: modelUrl, vocab_url: vocabUrl, model_id: modelId ?? `e2e-${crypto.randomUUID()}` });
+        worker.postMessage({ kind: 'load', model_url: modelUrl, vocab_url: vocabUrl, model_id: modelId });
       } else if (data.kind === 'ready') {
         ready = data;
         worker.postMessage({ kind: 'embed', id: 1, texts });
@@ -111,6 +113,7 @@ for (const { script, build } of BUILDS) {
       const again = await load();
       assert.equal(again.kind, 'embedded', JSON.stringify(again).slice(0, 300));
       assert.equal(again.ready.from_converted, true, `the second load used the conversion: ${again.ready.onnx_because}`);
+      assert.equal(again.ready.read_early, true, 'its loader read the conversion while the wasm compiled');
       console.log(`${build}: init ${reply.ready.init_ms.toFixed(0)} ms from the ONNX, ${again.ready.init_ms.toFixed(0)} ms from the conversion`);
       assertParity(`${build} from the conversion:`, again.vectors);
       again.vectors.forEach((v, i) => assert.ok(maxAbsDiff(v, reply.vectors[i]) <= 1e-6, `${REFERENCE.sentences[i]}: the conversion moved the embedding`));

@@ -22,6 +22,35 @@ pub enum ToWorker {
     Embed { id: u32, texts: Vec<String> },
 }
 
+/// What the page names its embedder worker with (`WorkerOptions.name`, as JSON): the
+/// cache and model whose converted copy the worker's loader starts reading before the
+/// worker's wasm is compiled (`crates/remind-worker/remind-embedder_loader.js`), so
+/// the read overlaps the compile (0.3–0.4 s each on a 2-core machine). The worker
+/// takes what was read only for the model its `Load` names, and only the copy it would
+/// have read itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EarlyRead {
+    /// [`cache_name`] of the model.
+    pub cache: String,
+    /// The model's URL, as `Load` gives it.
+    pub model_url: String,
+}
+
+impl EarlyRead {
+    /// What to name the worker that is to load the model at `model_url` of `model_id`.
+    pub fn of(model_url: &str, model_id: &str) -> Self {
+        Self {
+            cache: cache_name(model_id),
+            model_url: model_url.to_string(),
+        }
+    }
+
+    /// The worker's name: this as JSON text.
+    pub fn to_worker_name(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
 /// What the worker tells the page.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -55,6 +84,9 @@ pub enum FromWorker {
         /// Why the ONNX file was loaded instead of a converted copy, when it was: none
         /// kept yet, or the kept one did not load (with its error).
         onnx_because: Option<String>,
+        /// Whether the converted copy came from the read the worker's loader began
+        /// before the wasm ran ([`EarlyRead`]) rather than from a read of its own.
+        read_early: bool,
     },
     /// After a load from the ONNX file: the converted copy was written and kept in the
     /// cache for the next load (`stored`), or why not (`error`). Sent once the worker
@@ -143,11 +175,13 @@ mod tests {
             matmul_kernels: vec![],
             from_converted: false,
             onnx_because: Some("no converted model in the cache yet".into()),
+            read_early: false,
         })
         .unwrap();
         // The names the benchmark page and the e2e test read.
         assert_eq!(json["kind"], "ready");
         assert_eq!(json["from_converted"], false);
+        assert_eq!(json["read_early"], false);
         assert_eq!(json["onnx_because"], "no converted model in the cache yet");
         let kept: FromWorker = serde_json::from_str(
             r#"{"kind":"converted","stored":true,"bytes":55392768,"convert_ms":400,"error":null}"#,
@@ -162,6 +196,15 @@ mod tests {
                 error: None
             }
         );
+    }
+
+    #[test]
+    fn the_worker_is_named_with_the_cache_and_model_its_loader_reads_early() {
+        let name = EarlyRead::of("./minilm/model.onnx", "all-minilm-abc").to_worker_name();
+        // The names the loader's JavaScript reads.
+        let json: serde_json::Value = serde_json::from_str(&name).unwrap();
+        assert_eq!(json["cache"], "remind-minilm-all-minilm-abc");
+        assert_eq!(json["model_url"], "./minilm/model.onnx");
     }
 
     #[test]

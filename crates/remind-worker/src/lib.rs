@@ -454,13 +454,19 @@ async fn load(
         .map_err(|e| e.to_string())?;
     let vocab = String::from_utf8(vocab.bytes)
         .map_err(|_| format!("{vocab_url} is not UTF-8 text; is it BERT's vocab.txt?"))?;
-    let converted = match &cache {
+    let early = match &cache {
+        Some(_) => model_cache::read_early(&cache_name(model_id), model_url, &converted_url).await,
+        None => None,
+    };
+    let read_early = early.is_some();
+    let converted = match (&cache, early) {
+        (_, Some(bytes)) => Some(bytes),
         // A cache that cannot be read is a cache without the conversion.
-        Some(cache) => model_cache::cached(cache, &converted_url)
+        (Some(cache), None) => model_cache::cached(cache, &converted_url)
             .await
             .ok()
             .flatten(),
-        None => None,
+        (None, None) => None,
     };
     let mut init_ms = 0.0;
     let onnx_because = match converted {
@@ -475,6 +481,7 @@ async fn load(
                         from_cache: true,
                         from_converted: true,
                         onnx_because: None,
+                        read_early,
                         download_ms,
                         init_started,
                     };
@@ -507,6 +514,7 @@ async fn load(
         from_cache: model.from_cache,
         from_converted: false,
         onnx_because: Some(onnx_because),
+        read_early: false,
         download_ms,
         init_started,
     };
@@ -526,6 +534,7 @@ struct Loaded {
     from_cache: bool,
     from_converted: bool,
     onnx_because: Option<String>,
+    read_early: bool,
     download_ms: f64,
     init_started: f64,
 }
@@ -546,6 +555,7 @@ impl Loaded {
             matmul_kernels: embedder.matmul_kernels(),
             from_converted: self.from_converted,
             onnx_because: self.onnx_because,
+            read_early: self.read_early,
         });
         Ok(())
     }

@@ -119,6 +119,34 @@ pub async fn cached(cache: &Cache, url: &str) -> Result<Option<Vec<u8>>, String>
     Ok(Some(Uint8Array::new(&buffer).to_vec()))
 }
 
+/// The converted model the worker's loader began reading before this wasm ran
+/// (`remind-embedder_loader.js`, as `self.remindEarlyRead`), when it read the copy at
+/// `converted_url` of `model_url` in `cache_name`: `None` when it read nothing or
+/// another copy, and the caller reads the cache itself. Taken once, so its bytes are
+/// freed and a later load reads afresh.
+pub async fn read_early(cache_name: &str, model_url: &str, converted_url: &str) -> Option<Vec<u8>> {
+    let global = js_sys::global();
+    let key = JsValue::from_str(EARLY_READ);
+    let promise = Reflect::get(&global, &key).ok()?;
+    let _ = Reflect::delete_property(global.unchecked_ref::<js_sys::Object>(), &key);
+    let read = JsFuture::from(promise.dyn_into::<js_sys::Promise>().ok()?)
+        .await
+        .ok()?;
+    let field = |name: &str| Reflect::get(&read, &name.into()).ok();
+    let text = |name: &str| field(name).and_then(|v| v.as_string());
+    let same_copy = text("cache").as_deref() == Some(cache_name)
+        && text("model_url").as_deref() == Some(model_url)
+        && text("url") == absolute(converted_url).ok();
+    if !same_copy {
+        return None;
+    }
+    let bytes = field("bytes")?.dyn_into::<js_sys::ArrayBuffer>().ok()?;
+    Some(Uint8Array::new(&bytes).to_vec())
+}
+
+/// The global the loader leaves its read under.
+const EARLY_READ: &str = "remindEarlyRead";
+
 /// Keeps `bytes` in `cache` under `url` (the response copies them into its body).
 pub async fn store(cache: &Cache, url: &str, bytes: &mut [u8]) -> Result<(), String> {
     let response = Response::new_with_opt_u8_array(Some(bytes)).map_err(js_detail)?;
