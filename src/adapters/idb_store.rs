@@ -21,8 +21,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
-    DomException, IdbDatabase, IdbObjectStore, IdbObjectStoreParameters, IdbOpenDbRequest,
-    IdbRequest, IdbTransaction, IdbTransactionMode, IdbVersionChangeEvent,
+    DomException, IdbCursorWithValue, IdbDatabase, IdbObjectStore, IdbObjectStoreParameters,
+    IdbOpenDbRequest, IdbRequest, IdbTransaction, IdbTransactionMode, IdbVersionChangeEvent,
 };
 
 use crate::adapters::leave_guard::WriteInFlight;
@@ -77,24 +77,18 @@ impl IdbStore {
 
 impl MemoryStore for IdbStore {
     async fn load_all(&self) -> Result<StoredMemory, StoreError> {
-        let db = open().await?;
-        let outcome = load_all_from(&db).await;
-        db.close();
-        outcome
+        let db = connection().await?;
+        load_all_from(&db).await
     }
 
     async fn load_all_but_embeddings(&self) -> Result<StoredMemory, StoreError> {
-        let db = open().await?;
-        let outcome = load_records_from(&db).await;
-        db.close();
-        outcome
+        let db = connection().await?;
+        load_records_from(&db).await
     }
 
     async fn load_embeddings(&self) -> Result<Vec<(RecordId, StoredVector)>, StoreError> {
-        let db = open().await?;
-        let outcome = load_embeddings_from(&db).await;
-        db.close();
-        outcome
+        let db = connection().await?;
+        load_embeddings_from(&db).await
     }
 
     async fn transact(
@@ -102,10 +96,8 @@ impl MemoryStore for IdbStore {
         plan: impl FnOnce(Vec<MemoryRecord>) -> StoreChange,
     ) -> Result<(), StoreError> {
         let _leaving_warns = WriteInFlight::begin();
-        let db = open().await?;
-        let outcome = transact_in(&db, plan, self.on_progress.as_deref()).await;
-        db.close();
-        outcome
+        let db = connection().await?;
+        transact_in(&db, plan, self.on_progress.as_deref()).await
     }
 
     async fn transact_records(
@@ -114,10 +106,8 @@ impl MemoryStore for IdbStore {
         plan: impl FnOnce(Vec<MemoryRecord>) -> StoreChange,
     ) -> Result<(), StoreError> {
         let _leaving_warns = WriteInFlight::begin();
-        let db = open().await?;
-        let outcome = transact_records_in(&db, ids, plan, self.on_progress.as_deref()).await;
-        db.close();
-        outcome
+        let db = connection().await?;
+        transact_records_in(&db, ids, plan, self.on_progress.as_deref()).await
     }
 
     async fn erase_unreadable(&self, keys: &[String]) -> Result<(), StoreError> {
@@ -131,34 +121,27 @@ impl MemoryStore for IdbStore {
             list.push(JSON::parse(&key).map_err(|e| failed("naming the record to delete", e))?);
         }
         let _leaving_warns = WriteInFlight::begin();
-        let db = open().await?;
-        let tx = readwrite(&db).map_err(|e| failed("starting the deletion", e));
-        let outcome = match tx {
-            Ok(tx) => {
-                let done = committed(&tx);
-                let erased = match stores_of(&tx) {
-                    Ok(stores) => erase_in(&stores, &row_keys, &block_keys).await,
-                    Err(e) => Err(e),
-                };
-                match erased {
-                    Ok(()) => done.await.map(drop).map_err(|e| failed("deleting", e)),
-                    Err(e) => {
-                        let _ = tx.abort();
-                        Err(failed("deleting", e))
-                    }
-                }
-            }
+        let db = connection().await?;
+        let tx = readwrite(&db).map_err(|e| failed("starting the deletion", e))?;
+        let done = committed(&tx);
+        let erased = match stores_of(&tx) {
+            Ok(stores) => erase_in(&stores, &row_keys, &block_keys).await,
             Err(e) => Err(e),
         };
-        db.close();
-        outcome
+        match erased {
+            Ok(()) => done.await.map(drop).map_err(|e| failed("deleting", e)),
+            Err(e) => {
+                let _ = tx.abort();
+                Err(failed("deleting", e))
+            }
+        }
     }
 
     async fn append_turn_event(&self, event: &TurnEvent) -> Result<(), StoreError> {
         let json = serde_json::to_string(event)
             .map_err(|e| StoreError::Failed(format!("a turn event could not be encoded: {e}")))?;
         let value = JSON::parse(&json).map_err(|e| failed("logging the turn", e))?;
-        let db = open().await?;
+        let db = connection().await?;
         let tx = db
             .transaction_with_str_and_mode(TURN_EVENTS, IdbTransactionMode::Readwrite)
             .map_err(|e| failed("logging the turn", e))?;
@@ -170,9 +153,7 @@ impl MemoryStore for IdbStore {
             let _ = tx.abort();
             return Err(failed("logging the turn", e));
         }
-        let outcome = done.await;
-        db.close();
-        outcome
+        done.await
             .map(|_| ())
             .map_err(|e| failed("logging the turn", e))
     }
@@ -281,15 +262,26 @@ async fn read_contents(
     Ok(StoreContents::of(blocks?, rows?))
 }
 
-/// Every block of the blocks store, read ([`read_blocks`]).
+/// Every block of the blocks store, read ([`ReadBlocks::add`]) one at a time through a
+/// cursor: each block is decoded while the browser reads the next. One `getAll` had
+/// the page wait for all of them (0.1 s at 100 000 lessons), then decode them in one
+/// task (0.3 s) during which nothing on the page answered.
 async fn read_all_blocks(store: &IdbObjectStore) -> Result<ReadBlocks, StoreError> {
-    let (keys, values) = keys_and_values(store).await?;
-    let entries = keys
-        .iter()
-        .zip(values.iter())
-        .map(|(key, value)| block_entry(&key, &value))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(read_blocks(entries))
+    let walk = store.open_cursor().map_err(|e| failed("reading", e))?;
+    let mut read = ReadBlocks::default();
+    loop {
+        let at = settle(&walk).await.map_err(|e| failed("reading", e))?;
+        let Some(cursor) = at.dyn_ref::<IdbCursorWithValue>() else {
+            return Ok(read);
+        };
+        let key = cursor.key().map_err(|e| failed("reading", e))?;
+        let value = cursor.value().map_err(|e| failed("reading", e))?;
+        // Asked for before this block is decoded, so the two overlap; the transaction
+        // is still active, in the microtasks of the success event.
+        cursor.continue_().map_err(|e| failed("reading", e))?;
+        let (key, value) = block_entry(&key, &value)?;
+        read.add(key, value);
+    }
 }
 
 /// A block as read: its key as JSON text, and its value.
@@ -879,11 +871,10 @@ fn binary_embedding_value(embedding: &StoredEmbedding) -> Result<JsValue, StoreE
 
 /// Every value of an object store, as JSON text, in key order.
 async fn read_all(store_name: &str) -> Result<Vec<String>, StoreError> {
-    let db = open().await?;
+    let db = connection().await?;
     let store = store_to_read(&db, store_name)?;
     let request = store.get_all().map_err(|e| failed("reading", e))?;
     let all = settle(&request).await.map_err(|e| failed("reading", e))?;
-    db.close();
     Array::from(&all)
         .iter()
         .map(|value| json_text(&value))
@@ -911,6 +902,56 @@ fn take_simulated_failure() -> Option<StoreError> {
     } else {
         StoreError::Failed(format!("simulated failure: {hook}"))
     })
+}
+
+thread_local! {
+    /// The page's connection to the database, once opened ([`connection`]).
+    static CONNECTION: std::cell::RefCell<Option<IdbDatabase>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The page's connection to the database: opened ([`open`]) on first use and kept.
+///
+/// Kept rather than opened for each read and closed after it: once no page has held a
+/// connection for two seconds, the browser closes the database's files (and may compact
+/// them), and the next open waited for that, 1.3–1.6 s with 100 000 lessons on a
+/// reload after the page sat idle. The connection lets go at once when another tab's
+/// newer Remind asks to upgrade the database or something deletes it, so it blocks
+/// neither; the next use then opens afresh, and learns of a newer version as before.
+async fn connection() -> Result<IdbDatabase, StoreError> {
+    if let Some(db) = CONNECTION.with_borrow(Clone::clone) {
+        return Ok(db);
+    }
+    let opened = open().await?;
+    if let Some(db) = CONNECTION.with_borrow(Clone::clone) {
+        // Another use opened one while this one waited: one is enough.
+        opened.close();
+        return Ok(db);
+    }
+    let let_go = {
+        let db = opened.clone();
+        Closure::once_into_js(move || {
+            db.close();
+            forget_connection(&db);
+        })
+    };
+    opened.set_onversionchange(Some(let_go.unchecked_ref()));
+    // Closed by the browser (site data cleared, the disk gone): opened again next time.
+    let closed = {
+        let db = opened.clone();
+        Closure::once_into_js(move || forget_connection(&db))
+    };
+    opened.set_onclose(Some(closed.unchecked_ref()));
+    CONNECTION.with_borrow_mut(|kept| *kept = Some(opened.clone()));
+    Ok(opened)
+}
+
+/// Forgets `db` as the page's connection, if it is.
+fn forget_connection(db: &IdbDatabase) {
+    CONNECTION.with_borrow_mut(|kept| {
+        if kept.as_ref() == Some(db) {
+            *kept = None;
+        }
+    });
 }
 
 /// What an open gave up with when another connection kept blocking its upgrade.

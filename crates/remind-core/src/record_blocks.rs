@@ -52,9 +52,18 @@ pub struct ReadBlocks {
 pub fn read_blocks(blocks: impl IntoIterator<Item = (String, BlockValue)>) -> ReadBlocks {
     let mut read = ReadBlocks::default();
     for (key, value) in blocks {
+        read.add(key, value);
+    }
+    read
+}
+
+impl ReadBlocks {
+    /// Reads one more block as [`read_blocks`] reads each, for a reader that gets them
+    /// one at a time.
+    pub fn add(&mut self, key: String, value: BlockValue) {
         match read_block(&key, &value) {
-            Ok(records) => read.records.extend(records),
-            Err(problem) => read.unreadable.push(UnreadableRecord {
+            Ok(records) => self.records.extend(records),
+            Err(problem) => self.unreadable.push(UnreadableRecord {
                 key: unreadable_block_key(&key),
                 raw: match value {
                     BlockValue::Text(text) | BlockValue::Other(text) => text,
@@ -63,7 +72,6 @@ pub fn read_blocks(blocks: impl IntoIterator<Item = (String, BlockValue)>) -> Re
             }),
         }
     }
-    read
 }
 
 fn read_block(key: &str, value: &BlockValue) -> Result<Vec<MemoryRecord>, String> {
