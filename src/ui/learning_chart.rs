@@ -42,15 +42,24 @@ fn bars(curve: &LearningCurve) -> Vec<(f32, f32, f32, String)> {
 #[component]
 pub fn LearningChart() -> impl IntoView {
     let page = use_page();
+    let open = RwSignal::new(false);
     // Every ask, correction and confirmation ends in a new turn state or a new memory
-    // snapshot; either may have appended to the turn log, so the curve is read again.
+    // snapshot; either may have appended to the turn log, so the curve is read again,
+    // while the chart is open: the log grows by a question at a time, and reading all of
+    // it twice an ask was a cost every question paid, chart shown or not.
     let curve = LocalResource::new(move || {
+        let open = open.get();
         page.memory.track();
         page.asking.track();
         let session = page.session();
-        async move { session.learning_curve().await.map_err(|e| e.to_string()) }
+        async move {
+            match open {
+                true => Some(session.learning_curve().await.map_err(|e| e.to_string())),
+                false => None,
+            }
+        }
     });
-    let body = move || match curve.get() {
+    let body = move || match curve.get().flatten() {
         None => view! { <p class="status">"Loading…"</p> }.into_any(),
         Some(Err(e)) => view! { <p class="error">{e}</p> }.into_any(),
         Some(Ok(c)) if c.buckets.is_empty() => {
@@ -59,7 +68,8 @@ pub fn LearningChart() -> impl IntoView {
         Some(Ok(c)) => view! { <Chart curve=c/> }.into_any(),
     };
     view! {
-        <details class="learning" id="learning-curve">
+        <details class="learning" id="learning-curve" prop:open=open
+            on:toggle=move |ev| open.set(event_target::<web_sys::HtmlDetailsElement>(&ev).open())>
             <summary>"How it is learning"</summary>
             {body}
         </details>
