@@ -80,6 +80,8 @@ test('every panel state passes axe with no serious or critical violation, light 
 
     await openDetails(page, '#transfer');
     await openDetails(page, '#learning-curve');
+    // The chart reads the turn log once opened: checked as drawn, not as "Loading…".
+    await page.locator('#learning-buckets').waitFor();
     await assertAccessible(page, 'the transfer panel and the learning chart');
     await shot(page, 'learning-chart', page.locator('#learning-curve'));
 
