@@ -32,6 +32,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { largeExport } from '../tests/e2e/large-export.mjs';
+import { median, timedAsk as timedAskAfter } from './timed-ask.mjs';
 import { startFakeLlm } from '../tests/e2e/fake-llm-server.mjs';
 import {
   firstPage, freshProfileDir, launch, openApp, saveSettings, serveDist, waitForEmbedder, waitForMemoryCount, waitForText, scratchDir,
@@ -65,29 +66,9 @@ async function profiled(page, name, work) {
   }
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const ms = (x) => Math.round(x);
-
-/** Asks in the page and returns the milliseconds from the click to the reply on screen. */
-async function timedAsk(page, question) {
-  await page.fill('#ask-input', question);
-  if (TYPING_PAUSE_MS > 0) await page.waitForTimeout(TYPING_PAUSE_MS);
-  return page.evaluate((question) => new Promise((resolve) => {
-    const turns = () => document.querySelectorAll('#conversation-turns > .turn');
-    const before = turns().length;
-    const started = performance.now();
-    const done = () => {
-      const list = turns();
-      const last = list[list.length - 1];
-      return list.length > before && last && ['answered', 'failed'].includes(last.dataset.state);
-    };
-    const observer = new MutationObserver(() => {
-      if (done()) { observer.disconnect(); resolve(performance.now() - started); }
-    });
-    observer.observe(document.body, { subtree: true, childList: true, attributes: true });
-    document.querySelector('#ask-submit').click();
-  }, question), question);
-}
+/** Asks in the page as this run's arm says (at once, or after a typing pause). */
+const timedAsk = (page, question) => timedAskAfter(page, question, TYPING_PAUSE_MS);
 
 /**
  * Exports the memory with its embeddings once every lesson has one: the milliseconds

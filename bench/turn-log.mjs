@@ -8,6 +8,7 @@
 // after typing each, as a person asks, against the e2e tests' fake model.
 import { startFakeLlm } from '../tests/e2e/fake-llm-server.mjs';
 import { firstPage, freshProfileDir, launch, openApp, saveSettings, serveDist, ask } from '../tests/e2e/helpers.mjs';
+import { median, timedAsk } from './timed-ask.mjs';
 const N = Number(process.env.N || 5000);
 const site = await serveDist();
 const fake = await startFakeLlm({ streamMs: 1, wordsPerEvent: 1000 });
@@ -36,24 +37,8 @@ await page.locator('#ask-input').waitFor();
 await page.waitForTimeout(2000);
 const times = [];
 for (let i = 0; i < 7; i += 1) {
-  await page.fill('#ask-input', `What is like < word${i} > in question ${i}?`);
-  await page.waitForTimeout(300);
-  times.push(await page.evaluate(() => new Promise((resolve) => {
-    const turns = () => document.querySelectorAll('#conversation-turns > .turn');
-    const before = turns().length; const started = performance.now();
-    const obs = new MutationObserver(() => { const l = turns(); const last = l[l.length - 1]; if (l.length > before && last && ['answered', 'failed'].includes(last.dataset.state)) { obs.disconnect(); resolve(performance.now() - started); } });
-    obs.observe(document.body, { subtree: true, childList: true, attributes: true });
-    document.querySelector('#ask-submit').click();
-  })));
+  times.push(await timedAsk(page, `What is like < word${i} > in question ${i}?`, 300));
   await page.waitForTimeout(500);
 }
-// The page's long tasks around one more ask, answer included.
-const busy = await page.evaluate(() => new Promise((resolve) => {
-  let total = 0; const po = new PerformanceObserver((l) => { for (const e of l.getEntries()) total += e.duration; }); po.observe({ type: 'longtask', buffered: false });
-  document.querySelector('#ask-input').value = 'What is like < last > ?';
-  document.querySelector('#ask-input').dispatchEvent(new Event('input', { bubbles: true }));
-  setTimeout(() => { document.querySelector('#ask-submit').click(); setTimeout(() => { po.disconnect(); resolve(total); }, 1500); }, 400);
-}));
-const sorted = [...times].sort((a, b) => a - b);
-console.log(`${N} logged turns: ask overhead median ${sorted[3].toFixed(0)} ms (${times.map((t) => t.toFixed(0)).join(', ')}); long tasks around one ask ${busy.toFixed(0)} ms`);
+console.log(`${N} logged turns: ask overhead median ${median(times).toFixed(0)} ms (${times.map((t) => t.toFixed(0)).join(', ')})`);
 await context.close(); await site.close(); fake.close?.(); process.exit(0);
