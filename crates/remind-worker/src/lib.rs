@@ -447,26 +447,26 @@ async fn load(
     let started = now_ms();
     // Without the Cache API (e.g. a non-secure origin) the files are simply downloaded
     // on every visit, and no conversion is kept.
-    let cache = model_cache::open(&cache_name(model_id)).await.ok();
+    let cache_name = cache_name(model_id);
+    let cache = model_cache::open(&cache_name).await.ok();
     let converted_url = converted_url(model_url);
     let vocab = model_cache::fetch(cache.as_ref(), vocab_url, &|_, _| {})
         .await
         .map_err(|e| e.to_string())?;
     let vocab = String::from_utf8(vocab.bytes)
         .map_err(|_| format!("{vocab_url} is not UTF-8 text; is it BERT's vocab.txt?"))?;
-    let early = match &cache {
-        Some(_) => model_cache::read_early(&cache_name(model_id), model_url, &converted_url).await,
-        None => None,
-    };
-    let read_early = early.is_some();
-    let converted = match (&cache, early) {
-        (_, Some(bytes)) => Some(bytes),
-        // A cache that cannot be read is a cache without the conversion.
-        (Some(cache), None) => model_cache::cached(cache, &converted_url)
-            .await
-            .ok()
-            .flatten(),
-        (None, None) => None,
+    let (converted, read_early) = match &cache {
+        Some(cache) => {
+            match model_cache::read_early(&cache_name, model_url, &converted_url).await {
+                Some(bytes) => (Some(bytes), true),
+                // A cache that cannot be read is a cache without the conversion.
+                None => {
+                    let bytes = model_cache::cached(cache, &converted_url).await;
+                    (bytes.ok().flatten(), false)
+                }
+            }
+        }
+        None => (None, false),
     };
     let mut init_ms = 0.0;
     let onnx_because = match converted {
