@@ -1,6 +1,6 @@
 // Benchmarks Remind's MiniLM worker (tract in wasm) against transformers.js on the same int8 model in headless Chromium; prints the figures and writes artifacts/bench-embedder.json.
 //
-//   node bench/browser-embedder.mjs [--only-transformers] [--runs 100] [--warmup 10] [--worker auto|relaxed|simd128]
+//   node bench/browser-embedder.mjs [--only-transformers | --only-remind] [--runs 100] [--warmup 10] [--worker auto|relaxed|simd128]
 //
 // --worker picks Remind's worker build: auto (the default) is the page's own choice, the
 // relaxed-SIMD build wherever the browser validates relaxed SIMD, else the simd128 one.
@@ -27,6 +27,8 @@ const OUT = path.join(ROOT, 'artifacts', 'bench-embedder.json');
 const args = process.argv.slice(2);
 const flag = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] : def);
 const ONLY_TJS = args.includes('--only-transformers');
+// Remind alone: for comparing two of its builds, run after run, without the ratio.
+const ONLY_REMIND = args.includes('--only-remind');
 const RUNS = Number(flag('--runs', 100));
 const WARMUP = Number(flag('--warmup', 10));
 const WORKER = flag('--worker', 'auto');
@@ -47,11 +49,12 @@ function die(msg) {
 }
 
 function preflight() {
+  if (ONLY_TJS && ONLY_REMIND) die('--only-transformers and --only-remind exclude each other');
   if (!['auto', 'relaxed', 'simd128'].includes(WORKER)) die(`--worker must be auto, relaxed or simd128, not ${WORKER}`);
-  if (!fs.existsSync(path.join(MOUNTS['tjs-models'], 'all-MiniLM-L6-v2/onnx/model_quantized.onnx'))) {
+  if (!ONLY_REMIND && !fs.existsSync(path.join(MOUNTS['tjs-models'], 'all-MiniLM-L6-v2/onnx/model_quantized.onnx'))) {
     die(`${MOUNTS['tjs-models']}/all-MiniLM-L6-v2 missing: run scripts/setup-bench-model`);
   }
-  if (!fs.existsSync(MOUNTS.tjs)) die('bench/node_modules/@huggingface/transformers missing: run scripts/setup-bench-model');
+  if (!ONLY_REMIND && !fs.existsSync(MOUNTS.tjs)) die('bench/node_modules/@huggingface/transformers missing: run scripts/setup-bench-model');
   if (ONLY_TJS) return;
   for (const f of REMIND_FILES) {
     if (!fs.existsSync(path.join(DIST, f))) die(`dist/${f} missing: run trunk build --release (or pass --only-transformers)`);
@@ -245,7 +248,7 @@ const load = [os.loadavg()[0]];
 const runs = {};
 const profiles = [];
 try {
-  for (const engine of ONLY_TJS ? ['tjs'] : ['remind', 'tjs']) {
+  for (const engine of ONLY_TJS ? ['tjs'] : ONLY_REMIND ? ['remind'] : ['remind', 'tjs']) {
     runs[engine] = {};
     // Each engine gets its own fresh profile, so its cold load is truly cold.
     const profileDir = scratchDir(`bench-${engine}`);
@@ -270,5 +273,5 @@ print(summary);
 console.log(`\nload average (1 min) before / after: ${load.map((x) => x.toFixed(2)).join(' / ')} on ${os.cpus().length} cores`);
 fs.mkdirSync(path.dirname(OUT), { recursive: true });
 const raw = Object.fromEntries(Object.entries(runs).map(([e, r]) => [e, Object.fromEntries(Object.entries(r).map(([p, x]) => [p, { ...x, sentences: undefined }]))]));
-fs.writeFileSync(OUT, JSON.stringify({ date: new Date().toISOString(), runs: RUNS, warmup: WARMUP, only_transformers: ONLY_TJS, load_average: load, summary, raw }, null, 1));
+fs.writeFileSync(OUT, JSON.stringify({ date: new Date().toISOString(), runs: RUNS, warmup: WARMUP, only_transformers: ONLY_TJS, only_remind: ONLY_REMIND, load_average: load, summary, raw }, null, 1));
 console.log(`wrote ${path.relative(ROOT, OUT)}`);

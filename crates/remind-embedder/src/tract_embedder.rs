@@ -23,6 +23,7 @@ use tract_onnx::tract_core::ops::math::{Mul, mul};
 use tract_onnx::tract_core::ops::matmul::optimized::OptMatMul;
 use tract_onnx::tract_hir::internal::{DimLike, bail, format_err};
 
+use crate::quantized_product::{self, QuantizedWeightsProduct, quantize_weight_products};
 use crate::wordpiece::WordPieceTokenizer;
 use remind_core::sentence_embedding::{EmbedError, Embedder};
 
@@ -74,6 +75,8 @@ pub struct TractEmbedder {
     sequence: Symbol,
     /// Where each of `INPUT_NAMES` sits among the graph's inputs.
     input_slots: [usize; 3],
+    /// Whether plans run the weight products on int8 weights (`quantized_product`).
+    quantized_products: bool,
     plans: [OnceCell<Plan>; BUCKETS.len()],
 }
 
@@ -146,8 +149,18 @@ impl TractEmbedder {
             batch,
             sequence,
             input_slots,
+            quantized_products: quantized_product::BY_DEFAULT,
             plans: Default::default(),
         })
+    }
+
+    /// Runs the weight products on the file's int8 weights, or in f32 through tract's
+    /// kernels; the default is `quantized_product::BY_DEFAULT` (the relaxed-SIMD worker).
+    /// Plans built before are dropped.
+    pub fn with_quantized_products(mut self, quantized: bool) -> Self {
+        self.quantized_products = quantized;
+        self.plans = Default::default();
+        self
     }
 
     /// Builds every bucket's plan now, so no question waits for an optimisation.
@@ -179,7 +192,9 @@ impl TractEmbedder {
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
         for plan in self.plans.iter().filter_map(OnceCell::get) {
             for node in plan.model().nodes() {
-                let name = if let Some(op) = node.op_as::<OptMatMul>() {
+                let name = if node.op_is::<QuantizedWeightsProduct>() {
+                    quantized_product::KERNEL_NAME.to_string()
+                } else if let Some(op) = node.op_as::<OptMatMul>() {
                     let n = op
                         .c_n_axis
                         .and_then(|axis| op.c_fact.shape[axis].to_usize().ok())
@@ -220,7 +235,10 @@ impl TractEmbedder {
             (self.batch.clone(), TDim::Val(1)),
             (self.sequence.clone(), TDim::Val(len as i64)),
         ]);
-        let model = self.model.set_symbols(&sizes)?;
+        let mut model = self.model.set_symbols(&sizes)?;
+        if self.quantized_products {
+            quantize_weight_products(&mut model)?;
+        }
         for slot in self.input_slots {
             let shape = model
                 .input_fact(slot)?

@@ -13,6 +13,7 @@ mod support {
 
 use remind_app::ports::Embedder;
 use remind_core::retrieval::cosine;
+use remind_embedder::quantized_product;
 use remind_embedder::tract_embedder::{DIMENSIONS, TractEmbedder};
 use support::minilm_reference::{max_abs_diff, reference};
 
@@ -136,5 +137,29 @@ fn every_matrix_product_of_the_plans_runs_an_optimised_kernel() {
             .iter()
             .all(|k| !k.starts_with("unoptimised") && !k.starts_with("no kernel")),
         "{kernels:?}"
+    );
+}
+
+/// The relaxed-SIMD worker runs the 36 weight products on the file's int8 weights with
+/// 14-bit activations (`quantized_product`); natively the same integer arithmetic runs
+/// portably, so its precision is held to the same bars here.
+#[test]
+fn the_weight_products_on_int8_weights_embed_as_the_f32_products_do() {
+    let in_f32 = embedder().with_quantized_products(false);
+    let quantized = embedder().with_quantized_products(true);
+    let reference = reference();
+    for (i, sentence) in reference.sentences.iter().enumerate() {
+        let ours = quantized.embed(sentence).expect("embeds");
+        let to_f32 = cosine(&ours, &in_f32.embed(sentence).expect("embeds"));
+        let to_st = cosine(&ours, &reference.sentence_transformers[i]);
+        println!("{sentence:?}: quantised vs f32 cosine {to_f32:.7}, vs sentence-transformers {to_st:.6}");
+        assert!(to_f32 >= 0.99999, "{sentence:?}: cosine {to_f32} to the f32 products");
+        assert!(to_st >= MIN_COSINE, "{sentence:?}: cosine {to_st} to sentence-transformers");
+    }
+    let kernels = quantized.matmul_kernels();
+    println!("with quantised products, the 16-token plan runs {kernels:?}");
+    assert!(
+        kernels.contains(&format!("{} ×36", quantized_product::KERNEL_NAME)),
+        "every weight product (6 layers × 6) runs on int8 weights: {kernels:?}"
     );
 }
