@@ -9,6 +9,7 @@
 
 mod arithmetic;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use tract_onnx::prelude::*;
@@ -66,9 +67,15 @@ impl EvalOp for QuantizedWeightsProduct {
         let x = x.try_as_plain_ram()?;
         let x = x.as_slice::<f32>()?;
         let k = self.weights.k;
-        ensure!(x.len() % k == 0, "{} activations are not rows of {k}", x.len());
+        ensure!(
+            x.len() % k == 0,
+            "{} activations are not rows of {k}",
+            x.len()
+        );
         let y = self.weights.product(x, x.len() / k);
-        Ok(tvec!(Tensor::from_shape(&self.output_shape, &y)?.into_tvalue()))
+        Ok(tvec!(
+            Tensor::from_shape(&self.output_shape, &y)?.into_tvalue()
+        ))
     }
 }
 
@@ -80,16 +87,23 @@ impl TypedOp for QuantizedWeightsProduct {
     }
 }
 
+/// What [`quantize_weight_products`] recovered, by node name, for the next plan: every
+/// bucket's plan has the same weights, and recovering them reads all 42 MB.
+pub type RecoveredWeights = HashMap<String, Option<Arc<QuantizedWeights>>>;
+
 /// Replaces every einsum of activations with a constant int8-derived weight matrix in
 /// `model` (its sizes fixed) by a [`QuantizedWeightsProduct`]; says how many.
-pub fn quantize_weight_products(model: &mut TypedModel) -> TractResult<usize> {
+pub fn quantize_weight_products(
+    model: &mut TypedModel,
+    recovered: &mut RecoveredWeights,
+) -> TractResult<usize> {
     let mut patch = TypedModelPatch::default();
     let mut replaced = 0;
     for node in model.nodes() {
         let Some(op) = node.op_as::<EinSum>() else {
             continue;
         };
-        let Some(op) = weight_product(model, node, op)? else {
+        let Some(op) = weight_product(model, node, op, recovered)? else {
             continue;
         };
         let x = patch.tap_model(model, node.inputs[0])?;
@@ -110,11 +124,15 @@ fn weight_product(
     model: &TypedModel,
     node: &TypedNode,
     op: &EinSum,
+    recovered: &mut RecoveredWeights,
 ) -> TractResult<Option<QuantizedWeightsProduct>> {
     if op.q_params.is_some() || op.operating_dt != DatumType::F32 || node.inputs.len() != 2 {
         return Ok(None);
     }
-    let (x_fact, w_fact) = (model.outlet_fact(node.inputs[0])?, model.outlet_fact(node.inputs[1])?);
+    let (x_fact, w_fact) = (
+        model.outlet_fact(node.inputs[0])?,
+        model.outlet_fact(node.inputs[1])?,
+    );
     let Some(w) = w_fact.konst.clone() else {
         return Ok(None);
     };
@@ -147,14 +165,19 @@ fn weight_product(
     if !is_product {
         return Ok(None);
     }
-    let k: usize = w_shape[..k_axes.len()].iter().product();
-    let outputs = w_shape[k_axes.len()];
-    let w = w.try_as_plain_ram()?;
-    let Some(weights) = QuantizedWeights::recover(w.as_slice::<f32>()?, k, outputs) else {
-        return Ok(None);
+    let weights = match recovered.get(&node.name) {
+        Some(weights) => weights.clone(),
+        None => {
+            let k: usize = w_shape[..k_axes.len()].iter().product();
+            let outputs = w_shape[k_axes.len()];
+            let w = w.try_as_plain_ram()?;
+            let weights = QuantizedWeights::recover(w.as_slice::<f32>()?, k, outputs).map(Arc::new);
+            recovered.insert(node.name.clone(), weights.clone());
+            weights
+        }
     };
-    Ok(Some(QuantizedWeightsProduct {
-        weights: Arc::new(weights),
+    Ok(weights.map(|weights| QuantizedWeightsProduct {
+        weights,
         output_shape: y_shape.into(),
     }))
 }

@@ -10,7 +10,7 @@
 //! model can be written out once ([`TractEmbedder::converted`], tract's NNEF in a tar)
 //! and read back on later loads ([`TractEmbedder::from_converted`]), which skips them.
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -23,7 +23,9 @@ use tract_onnx::tract_core::ops::math::{Mul, mul};
 use tract_onnx::tract_core::ops::matmul::optimized::OptMatMul;
 use tract_onnx::tract_hir::internal::{DimLike, bail, format_err};
 
-use crate::quantized_product::{self, QuantizedWeightsProduct, quantize_weight_products};
+use crate::quantized_product::{
+    self, QuantizedWeightsProduct, RecoveredWeights, quantize_weight_products,
+};
 use crate::wordpiece::WordPieceTokenizer;
 use remind_core::sentence_embedding::{EmbedError, Embedder};
 
@@ -75,8 +77,10 @@ pub struct TractEmbedder {
     sequence: Symbol,
     /// Where each of `INPUT_NAMES` sits among the graph's inputs.
     input_slots: [usize; 3],
-    /// Whether plans run the weight products on int8 weights (`quantized_product`).
+    /// Whether plans run the weight products on int8 weights (`quantized_product`), and
+    /// the weights recovered for the first plan, shared by the others.
     quantized_products: bool,
+    recovered_weights: RefCell<RecoveredWeights>,
     plans: [OnceCell<Plan>; BUCKETS.len()],
 }
 
@@ -150,6 +154,7 @@ impl TractEmbedder {
             sequence,
             input_slots,
             quantized_products: quantized_product::BY_DEFAULT,
+            recovered_weights: Default::default(),
             plans: Default::default(),
         })
     }
@@ -237,7 +242,7 @@ impl TractEmbedder {
         ]);
         let mut model = self.model.set_symbols(&sizes)?;
         if self.quantized_products {
-            quantize_weight_products(&mut model)?;
+            quantize_weight_products(&mut model, &mut self.recovered_weights.borrow_mut())?;
         }
         for slot in self.input_slots {
             let shape = model

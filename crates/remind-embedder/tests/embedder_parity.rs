@@ -152,9 +152,17 @@ fn the_weight_products_on_int8_weights_embed_as_the_f32_products_do() {
         let ours = quantized.embed(sentence).expect("embeds");
         let to_f32 = cosine(&ours, &in_f32.embed(sentence).expect("embeds"));
         let to_st = cosine(&ours, &reference.sentence_transformers[i]);
-        println!("{sentence:?}: quantised vs f32 cosine {to_f32:.7}, vs sentence-transformers {to_st:.6}");
-        assert!(to_f32 >= 0.99999, "{sentence:?}: cosine {to_f32} to the f32 products");
-        assert!(to_st >= MIN_COSINE, "{sentence:?}: cosine {to_st} to sentence-transformers");
+        println!(
+            "{sentence:?}: quantised vs f32 cosine {to_f32:.7}, vs sentence-transformers {to_st:.6}"
+        );
+        assert!(
+            to_f32 >= 0.99999,
+            "{sentence:?}: cosine {to_f32} to the f32 products"
+        );
+        assert!(
+            to_st >= MIN_COSINE,
+            "{sentence:?}: cosine {to_st} to sentence-transformers"
+        );
     }
     let kernels = quantized.matmul_kernels();
     println!("with quantised products, the 16-token plan runs {kernels:?}");

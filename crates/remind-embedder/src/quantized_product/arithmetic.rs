@@ -19,8 +19,12 @@ pub const GROUP: usize = 4;
 
 /// The largest quantised activation magnitude; with the offset the digits stay below 128.
 const ACTIVATION_MAX: f32 = 8191.0;
-const OFFSET: i64 = 8192;
-const DIGIT: i64 = 128;
+const OFFSET: i32 = 8192;
+/// The high digit's own offset: `hi - 64` lies in `-64..=63`, which keeps the recombined
+/// sum inside an i32 for `k` up to [`K_MAX`].
+const HIGH_DIGIT_OFFSET: i32 = 64;
+/// `|Σ w·(hi − 64)| · 128 + |Σ w·lo| ≤ (127·64·128 + 127·127) · k` stays below 2³¹.
+const K_MAX: usize = 2016;
 
 /// A `k × outputs` weight matrix as int8, one scale per output, packed in panels of
 /// [`PANEL`] outputs: `[k / GROUP][PANEL][GROUP]` bytes each.
@@ -30,46 +34,45 @@ pub struct QuantizedWeights {
     pub outputs: usize,
     panels: Vec<i8>,
     scales: Vec<f32>,
-    /// Σ over k of each output's int8 weights, to take the digits' offset back out.
-    sums: Vec<i64>,
+    /// `64 · Σ_k w`, per output: what the high digit's offset adds to its sum.
+    high_offsets: Vec<i32>,
 }
 
 impl QuantizedWeights {
     /// The int8 matrix `weights` (row-major `k × outputs`) was dequantised from, if it was
-    /// one: every output's column must be its int8 values times one scale. `None` for
+    /// one: every output's column must be its int8 values times one scale, the column's
+    /// largest magnitude being 127 steps, as symmetric quantisation makes it. `None` for
     /// weights that are not (a float model), which then stay in f32.
     pub fn recover(weights: &[f32], k: usize, outputs: usize) -> Option<Self> {
-        if k == 0 || k % GROUP != 0 || outputs == 0 || weights.len() != k * outputs {
+        if k == 0 || k % GROUP != 0 || k > K_MAX || outputs == 0 || weights.len() != k * outputs {
             return None;
         }
-        let padded_outputs = outputs.div_ceil(PANEL) * PANEL;
-        let mut columns = vec![0i8; k * padded_outputs];
-        let mut scales = vec![0f32; padded_outputs];
-        let mut sums = vec![0i64; padded_outputs];
-        for output in 0..outputs {
-            let column = (0..k).map(|row| weights[row * outputs + output]);
-            let largest = column.clone().fold(0f32, |m, w| m.max(w.abs()));
-            let scale = if largest > 0.0 { largest / 127.0 } else { 1.0 };
-            for (row, w) in column.enumerate() {
-                let q = (w / scale).round();
-                if !(-127.0..=127.0).contains(&q) || (q * scale - w).abs() > largest * 1e-5 {
-                    return None;
-                }
-                columns[output * k + row] = q as i8;
-                sums[output] += q as i64;
+        let mut largest = vec![0f32; outputs];
+        for row in weights.chunks_exact(outputs) {
+            for (largest, w) in largest.iter_mut().zip(row) {
+                *largest = largest.max(w.abs());
             }
-            scales[output] = scale;
         }
+        let scales: Vec<f32> = largest
+            .iter()
+            .map(|&l| if l > 0.0 { l / 127.0 } else { 1.0 })
+            .collect();
+        let padded_outputs = outputs.div_ceil(PANEL) * PANEL;
         let groups = k / GROUP;
         let mut panels = vec![0i8; k * padded_outputs];
-        for panel in 0..padded_outputs / PANEL {
-            for group in 0..groups {
-                for lane in 0..PANEL {
-                    let output = panel * PANEL + lane;
-                    let at = ((panel * groups + group) * PANEL + lane) * GROUP;
-                    let from = output * k + group * GROUP;
-                    panels[at..at + GROUP].copy_from_slice(&columns[from..from + GROUP]);
+        let mut sums = vec![0i32; padded_outputs];
+        for (row, values) in weights.chunks_exact(outputs).enumerate() {
+            let (group, index) = (row / GROUP, row % GROUP);
+            for (output, &w) in values.iter().enumerate() {
+                let q = (w / scales[output]).round();
+                if !(-127.0..=127.0).contains(&q)
+                    || (q * scales[output] - w).abs() > largest[output] * 1e-5
+                {
+                    return None;
                 }
+                let (panel, lane) = (output / PANEL, output % PANEL);
+                panels[((panel * groups + group) * PANEL + lane) * GROUP + index] = q as i8;
+                sums[output] += q as i32;
             }
         }
         Some(QuantizedWeights {
@@ -77,13 +80,8 @@ impl QuantizedWeights {
             outputs,
             panels,
             scales,
-            sums,
+            high_offsets: sums.iter().map(|s| HIGH_DIGIT_OFFSET * s).collect(),
         })
-    }
-
-    fn panel(&self, panel: usize) -> &[i8] {
-        let len = self.k * PANEL;
-        &self.panels[panel * len..(panel + 1) * len]
     }
 
     /// `x · W` for `tokens` rows of `x` (row-major `tokens × k`), row-major
@@ -91,28 +89,33 @@ impl QuantizedWeights {
     pub fn product(&self, x: &[f32], tokens: usize) -> Vec<f32> {
         let activations = QuantizedActivations::new(x, tokens, self.k);
         let mut y = vec![0f32; tokens * self.outputs];
-        for panel in 0..self.outputs.div_ceil(PANEL) {
-            let weights = self.panel(panel);
+        let panel_len = self.k * PANEL;
+        for (panel, weights) in self.panels.chunks_exact(panel_len).enumerate() {
+            let first = panel * PANEL;
+            let lanes = PANEL.min(self.outputs - first);
+            let mut high_offsets = [0; PANEL];
+            let mut weight_scales = [0.0; PANEL];
+            high_offsets[..lanes].copy_from_slice(&self.high_offsets[first..first + lanes]);
+            weight_scales[..lanes].copy_from_slice(&self.scales[first..first + lanes]);
             for tile in 0..activations.tiles {
-                let (hi, lo) = activations.tile(tile);
-                let (sum_hi, sum_lo) = tile_sums(weights, hi, lo, self.k / GROUP);
-                for lane in 0..PANEL {
-                    let output = panel * PANEL + lane;
-                    if output >= self.outputs {
-                        break;
-                    }
-                    let offset = OFFSET * self.sums[output];
-                    for column in 0..TILE {
+                let (hi, lo, token_scales) = activations.tile(tile);
+                let tile_y = tile_product(
+                    Operands {
+                        weights,
+                        hi,
+                        lo,
+                        groups: self.k / GROUP,
+                    },
+                    &high_offsets,
+                    &weight_scales,
+                    token_scales,
+                );
+                for (lane, outputs) in tile_y.iter().enumerate().take(lanes) {
+                    for (column, &value) in outputs.iter().enumerate() {
                         let token = tile * TILE + column;
-                        if token >= tokens {
-                            break;
+                        if token < tokens {
+                            y[token * self.outputs + first + lane] = value;
                         }
-                        let exact = i64::from(sum_hi[lane][column]) * DIGIT
-                            + i64::from(sum_lo[lane][column])
-                            - offset;
-                        let scale =
-                            f64::from(activations.scales[token]) * f64::from(self.scales[output]);
-                        y[token * self.outputs + output] = (exact as f64 * scale) as f32;
                     }
                 }
             }
@@ -128,6 +131,7 @@ struct QuantizedActivations {
     tile_len: usize,
     hi: Vec<u8>,
     lo: Vec<u8>,
+    /// One per token, padded to whole tiles.
     scales: Vec<f32>,
 }
 
@@ -137,9 +141,9 @@ impl QuantizedActivations {
         let tile_len = k * TILE;
         let mut hi = vec![0u8; tiles * tile_len];
         let mut lo = vec![0u8; tiles * tile_len];
-        let mut scales = vec![0f32; tokens];
+        let mut scales = vec![0f32; tiles * TILE];
         for (token, row) in x.chunks_exact(k).take(tokens).enumerate() {
-            let largest = row.iter().fold(0f32, |m, v| m.max(v.abs()));
+            let largest = largest_magnitude(row);
             let scale = if largest > 0.0 {
                 largest / ACTIVATION_MAX
             } else {
@@ -147,14 +151,12 @@ impl QuantizedActivations {
             };
             scales[token] = scale;
             let (tile, column) = (token / TILE, token % TILE);
-            for (index, v) in row.iter().enumerate() {
-                let q = (v / scale).round().clamp(-ACTIVATION_MAX, ACTIVATION_MAX) as i64;
-                let digits = (q + OFFSET) as u16;
-                let (group, lane) = (index / GROUP, index % GROUP);
-                let at = tile * tile_len + (group * TILE + column) * GROUP + lane;
-                hi[at] = (digits >> 7) as u8;
-                lo[at] = (digits & 127) as u8;
-            }
+            let digits = Digits {
+                hi: &mut hi[tile * tile_len..][..tile_len],
+                lo: &mut lo[tile * tile_len..][..tile_len],
+                column,
+            };
+            write_digits(row, 1.0 / scale, digits);
         }
         QuantizedActivations {
             tiles,
@@ -165,78 +167,41 @@ impl QuantizedActivations {
         }
     }
 
-    fn tile(&self, tile: usize) -> (&[u8], &[u8]) {
+    fn tile(&self, tile: usize) -> (&[u8], &[u8], &[f32; TILE]) {
         let range = tile * self.tile_len..(tile + 1) * self.tile_len;
-        (&self.hi[range.clone()], &self.lo[range])
+        let scales = self.scales[tile * TILE..][..TILE]
+            .try_into()
+            .expect("a tile's scales");
+        (&self.hi[range.clone()], &self.lo[range], scales)
     }
 }
 
-type TileSums = [[i32; TILE]; PANEL];
+/// Where one token's digits go in its tile: `column` of every group's `[TILE][GROUP]`.
+struct Digits<'a> {
+    hi: &'a mut [u8],
+    lo: &'a mut [u8],
+    column: usize,
+}
 
-/// The integer sums of one panel of weights against one tile of digits, for the high and
-/// the low digit: `Σ_k w[output][k] · digit[token][k]`.
+/// One panel of weights against one tile of digits.
+struct Operands<'a> {
+    weights: &'a [i8],
+    hi: &'a [u8],
+    lo: &'a [u8],
+    groups: usize,
+}
+
+type TileProduct = [[f32; TILE]; PANEL];
+
+/// The products of one panel of weights with one tile of digits, in f32.
 #[cfg(not(all(target_arch = "wasm32", target_feature = "relaxed-simd")))]
-fn tile_sums(weights: &[i8], hi: &[u8], lo: &[u8], groups: usize) -> (TileSums, TileSums) {
-    let mut sum_hi = [[0i32; TILE]; PANEL];
-    let mut sum_lo = [[0i32; TILE]; PANEL];
-    for group in 0..groups {
-        for lane in 0..PANEL {
-            let w = &weights[(group * PANEL + lane) * GROUP..][..GROUP];
-            for column in 0..TILE {
-                let at = (group * TILE + column) * GROUP;
-                for (i, &w) in w.iter().enumerate() {
-                    sum_hi[lane][column] += i32::from(w) * i32::from(hi[at + i]);
-                    sum_lo[lane][column] += i32::from(w) * i32::from(lo[at + i]);
-                }
-            }
-        }
-    }
-    (sum_hi, sum_lo)
-}
-
-/// As the portable version, sixteen products per instruction.
+mod portable;
+#[cfg(not(all(target_arch = "wasm32", target_feature = "relaxed-simd")))]
+use portable::{largest_magnitude, tile_product, write_digits};
 #[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
-fn tile_sums(weights: &[i8], hi: &[u8], lo: &[u8], groups: usize) -> (TileSums, TileSums) {
-    use std::arch::wasm32::*;
-    assert!(weights.len() >= groups * PANEL * GROUP);
-    assert!(hi.len() >= groups * TILE * GROUP && lo.len() >= groups * TILE * GROUP);
-    let dot = |w, d, acc| i32x4_relaxed_dot_i8x16_i7x16_add(w, d, acc);
-    let zero = i32x4_splat(0);
-    let (mut h0a, mut h0b, mut h1a, mut h1b, mut h2a, mut h2b) = (zero, zero, zero, zero, zero, zero);
-    let (mut l0a, mut l0b, mut l1a, mut l1b, mut l2a, mut l2b) = (zero, zero, zero, zero, zero, zero);
-    let w = weights.as_ptr() as *const u32;
-    let (hi, lo) = (hi.as_ptr() as *const v128, lo.as_ptr() as *const v128);
-    // SAFETY: the asserts above bound every read below; wasm loads need no alignment.
-    unsafe {
-        for group in 0..groups {
-            let (hia, hib) = (v128_load(hi.add(2 * group)), v128_load(hi.add(2 * group + 1)));
-            let (loa, lob) = (v128_load(lo.add(2 * group)), v128_load(lo.add(2 * group + 1)));
-            let w = w.add(PANEL * group);
-            let s = v128_load32_splat(w);
-            (h0a, h0b, l0a, l0b) = (dot(s, hia, h0a), dot(s, hib, h0b), dot(s, loa, l0a), dot(s, lob, l0b));
-            let s = v128_load32_splat(w.add(1));
-            (h1a, h1b, l1a, l1b) = (dot(s, hia, h1a), dot(s, hib, h1b), dot(s, loa, l1a), dot(s, lob, l1b));
-            let s = v128_load32_splat(w.add(2));
-            (h2a, h2b, l2a, l2b) = (dot(s, hia, h2a), dot(s, hib, h2b), dot(s, loa, l2a), dot(s, lob, l2b));
-        }
-    }
-    let lanes = |a: v128, b: v128| {
-        [
-            i32x4_extract_lane::<0>(a),
-            i32x4_extract_lane::<1>(a),
-            i32x4_extract_lane::<2>(a),
-            i32x4_extract_lane::<3>(a),
-            i32x4_extract_lane::<0>(b),
-            i32x4_extract_lane::<1>(b),
-            i32x4_extract_lane::<2>(b),
-            i32x4_extract_lane::<3>(b),
-        ]
-    };
-    (
-        [lanes(h0a, h0b), lanes(h1a, h1b), lanes(h2a, h2b)],
-        [lanes(l0a, l0b), lanes(l1a, l1b), lanes(l2a, l2b)],
-    )
-}
+mod relaxed_simd;
+#[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
+use relaxed_simd::{largest_magnitude, tile_product, write_digits};
 
 #[cfg(test)]
 mod tests {
@@ -285,8 +250,14 @@ mod tests {
                 // Each activation is off by at most half its row's step.
                 let weight_mass: f32 = (0..k).map(|i| w[i * outputs + output].abs()).sum();
                 let bound = 0.5 * step * weight_mass * 1.001 + 1e-5;
-                let (got, want) = (got[token * outputs + output], want[token * outputs + output]);
-                assert!((got - want).abs() <= bound, "{got} vs {want} (bound {bound})");
+                let (got, want) = (
+                    got[token * outputs + output],
+                    want[token * outputs + output],
+                );
+                assert!(
+                    (got - want).abs() <= bound,
+                    "{got} vs {want} (bound {bound})"
+                );
             }
         }
     }
@@ -304,7 +275,10 @@ mod tests {
         let (tokens, k, outputs) = (2, 8, 4);
         let w = int8_matrix(k, outputs);
         let mut x = vec![0f32; tokens * k];
-        x[k..].iter_mut().enumerate().for_each(|(i, v)| *v = i as f32);
+        x[k..]
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, v)| *v = i as f32);
         let y = QuantizedWeights::recover(&w, k, outputs)
             .unwrap()
             .product(&x, tokens);

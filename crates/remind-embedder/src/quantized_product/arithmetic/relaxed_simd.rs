@@ -1,0 +1,135 @@
+//! The relaxed-SIMD worker's versions of `arithmetic`'s three loops, four lanes at a time:
+//! a row's largest magnitude, its digits, and a tile's products (sixteen int8 products
+//! per `i32x4.relaxed_dot_i8x16_i7x16_add`). Same results as the portable ones.
+
+use std::arch::wasm32::*;
+
+use super::{ACTIVATION_MAX, Digits, GROUP, OFFSET, Operands, PANEL, TILE, TileProduct};
+
+pub(super) fn largest_magnitude(row: &[f32]) -> f32 {
+    let mut largest = f32x4_splat(0.0);
+    let mut quads = row.chunks_exact(4);
+    for quad in &mut quads {
+        // SAFETY: a chunk of four f32 is 16 readable bytes.
+        let v = unsafe { v128_load(quad.as_ptr() as *const v128) };
+        largest = f32x4_max(largest, f32x4_abs(v));
+    }
+    let lanes = [
+        f32x4_extract_lane::<0>(largest),
+        f32x4_extract_lane::<1>(largest),
+        f32x4_extract_lane::<2>(largest),
+        f32x4_extract_lane::<3>(largest),
+    ];
+    quads
+        .remainder()
+        .iter()
+        .fold(lanes.into_iter().fold(0f32, f32::max), |m, v| {
+            m.max(v.abs())
+        })
+}
+
+/// Four values (one group of the reduction axis) at a time: each group's digits are four
+/// consecutive bytes of the tile.
+pub(super) fn write_digits(row: &[f32], inverse_scale: f32, digits: Digits) {
+    let inverse = f32x4_splat(inverse_scale);
+    let (low, high) = (f32x4_splat(-ACTIVATION_MAX), f32x4_splat(ACTIVATION_MAX));
+    let offset = i32x4_splat(OFFSET);
+    let seven_bits = i32x4_splat(127);
+    let bytes = |v: v128| {
+        let narrowed = u8x16_narrow_i16x8(i16x8_narrow_i32x4(v, v), i16x8_splat(0));
+        i32x4_extract_lane::<0>(narrowed).to_le_bytes()
+    };
+    for (group, quad) in row.chunks_exact(GROUP).enumerate() {
+        // SAFETY: a chunk of four f32 is 16 readable bytes.
+        let v = unsafe { v128_load(quad.as_ptr() as *const v128) };
+        let q = f32x4_min(f32x4_max(f32x4_nearest(f32x4_mul(v, inverse)), low), high);
+        let value = i32x4_add(i32x4_trunc_sat_f32x4(q), offset);
+        let at = (group * TILE + digits.column) * GROUP;
+        digits.hi[at..at + GROUP].copy_from_slice(&bytes(u32x4_shr(value, 7)));
+        digits.lo[at..at + GROUP].copy_from_slice(&bytes(v128_and(value, seven_bits)));
+    }
+}
+
+pub(super) fn tile_product(
+    operands: Operands,
+    high_offsets: &[i32; PANEL],
+    weight_scales: &[f32; PANEL],
+    token_scales: &[f32; TILE],
+) -> TileProduct {
+    let Operands {
+        weights,
+        hi,
+        lo,
+        groups,
+    } = operands;
+    assert!(weights.len() >= groups * PANEL * GROUP);
+    assert!(hi.len() >= groups * TILE * GROUP && lo.len() >= groups * TILE * GROUP);
+    let dot = |w, d, acc| i32x4_relaxed_dot_i8x16_i7x16_add(w, d, acc);
+    let zero = i32x4_splat(0);
+    let [mut h0a, mut h0b, mut h1a, mut h1b, mut h2a, mut h2b] = [zero; 6];
+    let [mut l0a, mut l0b, mut l1a, mut l1b, mut l2a, mut l2b] = [zero; 6];
+    let w = weights.as_ptr() as *const u32;
+    let (hi, lo) = (hi.as_ptr() as *const v128, lo.as_ptr() as *const v128);
+    // SAFETY: the asserts above bound every read; wasm loads need no alignment.
+    unsafe {
+        for group in 0..groups {
+            let (hia, hib) = (
+                v128_load(hi.add(2 * group)),
+                v128_load(hi.add(2 * group + 1)),
+            );
+            let (loa, lob) = (
+                v128_load(lo.add(2 * group)),
+                v128_load(lo.add(2 * group + 1)),
+            );
+            let w = w.add(PANEL * group);
+            let s = v128_load32_splat(w);
+            (h0a, h0b) = (dot(s, hia, h0a), dot(s, hib, h0b));
+            (l0a, l0b) = (dot(s, loa, l0a), dot(s, lob, l0b));
+            let s = v128_load32_splat(w.add(1));
+            (h1a, h1b) = (dot(s, hia, h1a), dot(s, hib, h1b));
+            (l1a, l1b) = (dot(s, loa, l1a), dot(s, lob, l1b));
+            let s = v128_load32_splat(w.add(2));
+            (h2a, h2b) = (dot(s, hia, h2a), dot(s, hib, h2b));
+            (l2a, l2b) = (dot(s, loa, l2a), dot(s, lob, l2b));
+        }
+    }
+    // SAFETY: a tile's eight token scales are 32 readable bytes.
+    let (scales_a, scales_b) = unsafe {
+        let p = token_scales.as_ptr() as *const v128;
+        (v128_load(p), v128_load(p.add(1)))
+    };
+    let recombined = |sum_hi, sum_lo, lane: usize, token_scales| {
+        let exact = i32x4_add(
+            i32x4_shl(i32x4_sub(sum_hi, i32x4_splat(high_offsets[lane])), 7),
+            sum_lo,
+        );
+        let y = f32x4_mul(f32x4_convert_i32x4(exact), token_scales);
+        f32x4_mul(y, f32x4_splat(weight_scales[lane]))
+    };
+    let row = |a, b| {
+        [
+            f32x4_extract_lane::<0>(a),
+            f32x4_extract_lane::<1>(a),
+            f32x4_extract_lane::<2>(a),
+            f32x4_extract_lane::<3>(a),
+            f32x4_extract_lane::<0>(b),
+            f32x4_extract_lane::<1>(b),
+            f32x4_extract_lane::<2>(b),
+            f32x4_extract_lane::<3>(b),
+        ]
+    };
+    [
+        row(
+            recombined(h0a, l0a, 0, scales_a),
+            recombined(h0b, l0b, 0, scales_b),
+        ),
+        row(
+            recombined(h1a, l1a, 1, scales_a),
+            recombined(h1b, l1b, 1, scales_b),
+        ),
+        row(
+            recombined(h2a, l2a, 2, scales_a),
+            recombined(h2b, l2b, 2, scales_b),
+        ),
+    ]
+}
