@@ -345,10 +345,15 @@ fn each_platform_dependency_lives_in_one_adapter() {
         ("tract_onnx", "crates/remind-embedder/src/tract_embedder.rs"),
         ("ureq", "crates/remind-eval/src/blocking_http_llm.rs"),
     ];
-    // HTTP and localStorage have one adapter per port they fill.
+    // HTTP and localStorage have one adapter per port they fill; the tract embedder has
+    // its own operator beside it (the weight products on int8 weights).
     let other_homes = [
         ("reqwest", "src/adapters/http_model_catalog.rs"),
         ("gloo_storage", "src/adapters/local_conversations.rs"),
+        (
+            "tract_onnx",
+            "crates/remind-embedder/src/quantized_product.rs",
+        ),
     ];
     let sources: Vec<PathBuf> = packages()
         .values()

@@ -5,9 +5,7 @@
 //! Measured in the browser, these 36 products were 86 % of an embedding, and tract's f32
 //! kernel streams 42 MB of f32 weights per question. The int8 weights are a quarter of
 //! that, and each relaxed dot instruction does 16 multiply-adds where an f32 one does 4.
-//! `arithmetic` holds the integer arithmetic and its precision argument.
-
-mod arithmetic;
+//! `remind-int8-matmul` holds the integer arithmetic and its precision argument.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,7 +14,7 @@ use tract_onnx::prelude::*;
 use tract_onnx::tract_core::internal::*;
 use tract_onnx::tract_core::ops::einsum::EinSum;
 
-pub use arithmetic::QuantizedWeights;
+pub use remind_int8_matmul::QuantizedWeights;
 
 /// Whether plans run the weight products quantised: in the worker's relaxed-SIMD build,
 /// whose integer dot product this is built for. Elsewhere (natively, the simd128 worker)
@@ -68,7 +66,7 @@ impl EvalOp for QuantizedWeightsProduct {
         let x = x.as_slice::<f32>()?;
         let k = self.weights.k;
         ensure!(
-            x.len() % k == 0,
+            x.len().is_multiple_of(k),
             "{} activations are not rows of {k}",
             x.len()
         );

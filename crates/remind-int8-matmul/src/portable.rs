@@ -1,4 +1,4 @@
-//! `arithmetic`'s three loops written plainly, for every build but the relaxed-SIMD worker
+//! The crate's three loops written plainly, for every build but the relaxed-SIMD worker
 //! (natively they are what the tests hold to the f32 products).
 
 use super::{ACTIVATION_MAX, Digits, GROUP, OFFSET, Operands, PANEL, TILE, TileProduct};

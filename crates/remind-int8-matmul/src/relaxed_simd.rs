@@ -1,4 +1,4 @@
-//! The relaxed-SIMD worker's versions of `arithmetic`'s three loops, four lanes at a time:
+//! The relaxed-SIMD worker's versions of the crate's three loops, four lanes at a time:
 //! a row's largest magnitude, its digits, and a tile's products (sixteen int8 products
 //! per `i32x4.relaxed_dot_i8x16_i7x16_add`). Same results as the portable ones.
 

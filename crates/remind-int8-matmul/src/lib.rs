@@ -1,5 +1,6 @@
-//! The integer arithmetic of a quantised product: int8 weights, activations as two 7-bit
-//! digits, i32 sums, and the one place the result is scaled back to f32.
+//! Products of f32 activations with an int8 weight matrix in integer arithmetic: the
+//! activations as two 7-bit digits, i32 sums, and the one place the result is scaled back
+//! to f32. remind-embedder runs MiniLM's weight products on it in the relaxed-SIMD worker.
 //!
 //! An activation row (one token) is scaled so its largest magnitude is 8191, rounded, and
 //! offset by 8192 into `0..=16383`, which is written as `hi * 128 + lo` with both digits in
@@ -44,7 +45,12 @@ impl QuantizedWeights {
     /// largest magnitude being 127 steps, as symmetric quantisation makes it. `None` for
     /// weights that are not (a float model), which then stay in f32.
     pub fn recover(weights: &[f32], k: usize, outputs: usize) -> Option<Self> {
-        if k == 0 || k % GROUP != 0 || k > K_MAX || outputs == 0 || weights.len() != k * outputs {
+        if k == 0
+            || !k.is_multiple_of(GROUP)
+            || k > K_MAX
+            || outputs == 0
+            || weights.len() != k * outputs
+        {
             return None;
         }
         let mut largest = vec![0f32; outputs];
