@@ -40,6 +40,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let t = Instant::now();
         embedder.warm_up_up_to(32)?;
         let plan32 = ms(t);
+        // The relaxed-SIMD worker's plans: the weight products on int8 weights, which a
+        // plan build first recovers from the f32 the conversion holds.
+        let quantized = TractEmbedder::from_converted("timing", &converted, &vocab)?
+            .with_quantized_products(true);
+        let t = Instant::now();
+        quantized.warm_up_up_to(16)?;
+        let plan_q = ms(t);
+        let t = Instant::now();
+        quantized.warm_up_up_to(32)?;
+        let plan32_q = ms(t);
+        println!(
+            "round {round}: with the weight products on int8 weights, the 16-token plan {plan_q:.0} ms, then the 32-token plan {plan32_q:.0} ms"
+        );
         println!(
             "round {round}: ONNX load {load:.0} + 16-token plan {plan:.0} -> first embedding {onnx_first:.0} ms; \
              conversion written in {write:.0} ms ({} bytes); converted load {read:.0} + plan {plan_c:.0} -> \
