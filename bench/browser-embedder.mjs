@@ -208,7 +208,10 @@ function print(s) {
     console.log(`ratio transformers.js p50 / Remind p50, ${bucket}: ${r.vs_round_trip.toFixed(2)} (vs Remind's compute: ${r.vs_compute.toFixed(2)})`);
   }
   const w = s.first_embedding_cached.remind;
-  if (w) console.log(`\nRemind's worker: ${w.worker_script}, build ${w.build}; matmul kernels of the plans built before ready: ${w.matmul_kernels.join(', ')}`);
+  if (w) {
+    console.log(`\nRemind's worker: ${w.worker_script}, build ${w.build}; matmul kernels of the plan built before ready: ${w.matmul_kernels.join(', ')}; `
+      + `of the plans the timed runs used: ${w.plans ? w.plans.matmul_kernels.join(', ') : 'no plans message'}`);
+  }
   const kept = s.first_embedding_cold.remind?.converted;
   if (w) {
     console.log(`Remind's cached load: ${w.from_converted ? 'from the converted model' : `from the ONNX (${w.onnx_because ?? 'a worker that keeps no conversion'})`}; `

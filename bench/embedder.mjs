@@ -72,6 +72,11 @@ async function startRemind() {
   let convertedMsg = null;
   let onConverted = () => {};
   const converted = new Promise((resolve) => { onConverted = resolve; });
+  // Once idle after `ready`, the worker builds the plans of later questions (in the
+  // relaxed-SIMD build with its weight products on int8 weights) and says so with `plans`.
+  let plansMsg = null;
+  let onPlans = () => {};
+  const plans = new Promise((resolve) => { onPlans = resolve; });
   const ready = new Promise((resolve, reject) => {
     fail = reject;
     worker.onerror = (e) => reject(new Error(`worker error: ${e.message || 'the worker script failed to load'}`));
@@ -82,6 +87,7 @@ async function startRemind() {
       else if (data.kind === 'ready') resolve(data);
       else if (data.kind === 'failed') reject(new Error(`worker failed to load: ${data.error}`));
       else if (data.kind === 'converted') { convertedMsg = data; onConverted(data); }
+      else if (data.kind === 'plans') { plansMsg = data; onPlans(data); }
       else if (data.kind === 'embedded' || data.kind === 'embed_failed') {
         waiting.get(data.id)?.(data);
         waiting.delete(data.id);
@@ -104,6 +110,11 @@ async function startRemind() {
       download_ms: readyMsg.download_ms, init_ms: readyMsg.init_ms, model_id: readyMsg.model_id,
       worker_script: workerScript, build: readyMsg.build, matmul_kernels: readyMsg.matmul_kernels,
       from_converted: readyMsg.from_converted, onnx_because: readyMsg.onnx_because, read_early: readyMsg.read_early },
+    /** The worker's `plans` message, waiting up to `ms` for it. */
+    async plans(ms) {
+      await Promise.race([plans, new Promise((r) => setTimeout(r, ms))]);
+      return plansMsg;
+    },
     /** The worker's `converted` message, waiting up to `ms` for it after a load from the ONNX. */
     async conversion(ms) {
       if (readyMsg.from_converted !== false) return null; // converted already, or an older worker
@@ -171,6 +182,11 @@ async function run() {
   await engine.embedOne(SENTENCES.short[0]);
   const result = { engine: ENGINE, phase: PHASE, startup: { ...engine.startup, first_embedding_ms: performance.now() - engine.t0 } };
   if (PHASE === 'warm') {
+    if (engine.plans) {
+      // What a question meets once the page has been open a moment, not the first plan.
+      status('waiting for the plans of later questions');
+      result.startup.plans = await engine.plans(30_000);
+    }
     result.sentences = {};
     for (const [bucket, texts] of Object.entries(SENTENCES)) {
       for (const text of texts) {

@@ -34,17 +34,24 @@ function maxAbsDiff(a, b) {
  * and embeds `texts` once it is ready. Returns the worker's last message (`embedded`, or the `failed` that ended
  * it) with its `ready` message, if any, as `ready`. With `keep`, a load from the ONNX file
  * also waits for the worker's `converted` message (returned as `converted`): the
- * conversion it keeps in the cache for the next load of the same `modelId`.
+ * conversion it keeps in the cache for the next load of the same `modelId`. With
+ * `afterPlans`, it also waits for the `plans` message the worker sends once it has built
+ * the plans of later questions (returned as `plans`), then embeds `texts` again
+ * (returned as `afterPlans`).
  */
-function loadAndEmbed(page, { script = BUILDS[0].script, modelUrl, vocabUrl = '/minilm/vocab.txt', texts, modelId = null, keep = false }) {
-  return page.evaluate(({ script, modelUrl, vocabUrl, texts, modelId, keep }) => new Promise((resolve) => {
+function loadAndEmbed(page, { script = BUILDS[0].script, modelUrl, vocabUrl = '/minilm/vocab.txt', texts, modelId = null, keep = false, afterPlans = false }) {
+  return page.evaluate(({ script, modelUrl, vocabUrl, texts, modelId, keep, afterPlans }) => new Promise((resolve) => {
     modelId ??= `e2e-${crypto.randomUUID()}`;
     const worker = new Worker(script, { name: JSON.stringify({ cache: `remind-minilm-${modelId}`, model_url: modelUrl }) });
     let ready = null;
     let reply = null;
     let converted = null;
-    const done = (message) => { worker.terminate(); resolve({ ...message, ready, converted }); };
-    const settle = () => { if (reply && (!keep || ready?.from_converted || converted)) done(reply); };
+    let plans = null;
+    let second = null;
+    const done = (message) => { worker.terminate(); resolve({ ...message, ready, converted, plans, afterPlans: second }); };
+    const settle = () => {
+      if (reply && (!keep || ready?.from_converted || converted) && (!afterPlans || second)) done(reply);
+    };
     worker.onerror = (e) => done({ kind: 'worker_error', error: String(e.message) });
     worker.onmessage = ({ data }) => {
       if (data.kind === 'started') {
@@ -55,14 +62,18 @@ function loadAndEmbed(page, { script = BUILDS[0].script, modelUrl, vocabUrl = '/
       } else if (data.kind === 'converted') {
         converted = data;
         settle();
+      } else if (data.kind === 'plans') {
+        plans = data;
+        if (afterPlans) worker.postMessage({ kind: 'embed', id: 2, texts });
       } else if (data.kind === 'failed') {
         done(data);
       } else if (['embedded', 'embed_failed'].includes(data.kind)) {
-        reply = data;
+        if (data.id === 2) second = data;
+        else reply = data;
         settle();
       }
     };
-  }), { script, modelUrl, vocabUrl, texts, modelId, keep });
+  }), { script, modelUrl, vocabUrl, texts, modelId, keep, afterPlans });
 }
 
 /** Asserts the worker's vectors for the reference sentences meet the parity bars. */
@@ -97,22 +108,23 @@ for (const { script, build } of BUILDS) {
   test(`the shipped ${build} worker embeds the reference sentences as sentence-transformers and onnxruntime do, with wasm kernels, from the ONNX and then from the conversion it kept`, { timeout: 180_000 }, async () => {
     await withPage(`worker-parity-${build}`, async (page) => {
       const modelId = `e2e-parity-${build}`;
-      const load = () => loadAndEmbed(page, { script, modelUrl: '/minilm/model.onnx', texts: REFERENCE.sentences, modelId, keep: true });
+      const load = () => loadAndEmbed(page, { script, modelUrl: '/minilm/model.onnx', texts: REFERENCE.sentences, modelId, keep: true, afterPlans: true });
       const reply = await load();
       assert.equal(reply.kind, 'embedded', JSON.stringify(reply).slice(0, 300));
       assert.equal(reply.ready.build, build, `${script} says which build it is`);
       assert.equal(reply.ready.from_converted, false, 'a first load reads the ONNX file');
-      // Every matrix product of the plans built before ready runs one of tract-linalg's
-      // wasm kernels (wasm_f32_*), none a generic or unoptimised one; in the relaxed-SIMD
-      // build the 36 weight products of the 16-token plan run on int8 weights instead
-      // (remind-embedder's quantized_product).
-      const kernels = reply.ready.matmul_kernels;
-      console.log(`${build}: matmul kernels ${kernels.join(', ')}`);
+      // Every matrix product of the plan built before ready runs tract-linalg's wasm
+      // kernel, none a generic or unoptimised one. Once the worker has built the plans of
+      // later questions (the 32-token one), the relaxed-SIMD build runs the 36 weight
+      // products of each plan on int8 weights instead (remind-embedder's quantized_product).
+      console.log(`${build}: matmul kernels ${reply.ready.matmul_kernels.join(', ')}, then ${reply.plans?.matmul_kernels.join(', ')}`);
+      assert.deepEqual(reply.ready.matmul_kernels, ['wasm_f32_8x8 ×48'], `${build} kernels at ready`);
       const expected = build === 'relaxed-simd'
-        ? ['remind_i8_weights_i7x2_relaxed_dot ×36', 'wasm_f32_8x8 ×12']
-        : ['wasm_f32_8x8 ×48'];
-      assert.deepEqual(kernels, expected, `${build} kernels`);
+        ? ['remind_i8_weights_i7x2_relaxed_dot ×72', 'wasm_f32_8x8 ×24']
+        : ['wasm_f32_8x8 ×96'];
+      assert.deepEqual(reply.plans?.matmul_kernels, expected, `${build} kernels of the 16- and 32-token plans`);
       assertParity(`${build} from the ONNX:`, reply.vectors);
+      assertParity(`${build} from the ONNX, the plans of later questions:`, reply.afterPlans.vectors);
       assert.equal(reply.converted?.stored, true, `the worker kept its conversion: ${JSON.stringify(reply.converted)}`);
       // The next load of the same model reads the conversion, and embeds exactly as before.
       const again = await load();
@@ -122,6 +134,8 @@ for (const { script, build } of BUILDS) {
       console.log(`${build}: init ${reply.ready.init_ms.toFixed(0)} ms from the ONNX, ${again.ready.init_ms.toFixed(0)} ms from the conversion`);
       assertParity(`${build} from the conversion:`, again.vectors);
       again.vectors.forEach((v, i) => assert.ok(maxAbsDiff(v, reply.vectors[i]) <= 1e-6, `${REFERENCE.sentences[i]}: the conversion moved the embedding`));
+      assertParity(`${build} from the conversion, the plans of later questions:`, again.afterPlans.vectors);
+      again.afterPlans.vectors.forEach((v, i) => assert.ok(maxAbsDiff(v, reply.afterPlans.vectors[i]) <= 1e-6, `${REFERENCE.sentences[i]}: the conversion moved the embedding`));
     });
   });
 }

@@ -88,6 +88,12 @@ pub enum FromWorker {
         /// before the wasm ran ([`EarlyRead`]) rather than from a read of its own.
         read_early: bool,
     },
+    /// After `Ready`, once the worker has built the plans a later question may need (the
+    /// 32-token one; in the relaxed-SIMD build every plan again with its weight products
+    /// on int8 weights): the kernels its plans now run, as in `Ready`.
+    Plans {
+        matmul_kernels: Vec<String>,
+    },
     /// After a load from the ONNX file: the converted copy was written and kept in the
     /// cache for the next load (`stored`), or why not (`error`). Sent once the worker
     /// has had no request for a second after `Ready`.

@@ -16,10 +16,12 @@ use tract_onnx::tract_core::ops::einsum::EinSum;
 
 pub use remind_int8_matmul::QuantizedWeights;
 
-/// Whether plans run the weight products quantised: in the worker's relaxed-SIMD build,
-/// whose integer dot product this is built for. Elsewhere (natively, the simd128 worker)
-/// the portable arithmetic would be slower than tract's f32 kernels.
-pub const BY_DEFAULT: bool = cfg!(all(target_arch = "wasm32", target_feature = "relaxed-simd"));
+/// Whether the weight products run faster quantised than in tract's f32 kernels in this
+/// build: in the worker's relaxed-SIMD build, whose integer dot product this is built for.
+/// Elsewhere (natively, the simd128 worker) the portable arithmetic is slower. The worker
+/// switches its plans (`TractEmbedder::quantize_products`) after it has said it is ready.
+pub const FASTER_IN_THIS_BUILD: bool =
+    cfg!(all(target_arch = "wasm32", target_feature = "relaxed-simd"));
 
 /// What the worker reports for a product this operator runs.
 pub const KERNEL_NAME: &str = "remind_i8_weights_i7x2_relaxed_dot";

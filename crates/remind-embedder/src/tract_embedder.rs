@@ -10,7 +10,7 @@
 //! model can be written out once ([`TractEmbedder::converted`], tract's NNEF in a tar)
 //! and read back on later loads ([`TractEmbedder::from_converted`]), which skips them.
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -79,9 +79,9 @@ pub struct TractEmbedder {
     input_slots: [usize; 3],
     /// Whether plans run the weight products on int8 weights (`quantized_product`), and
     /// the weights recovered for the first plan, shared by the others.
-    quantized_products: bool,
+    quantized_products: Cell<bool>,
     recovered_weights: RefCell<RecoveredWeights>,
-    plans: [OnceCell<Plan>; BUCKETS.len()],
+    plans: [RefCell<Option<Plan>>; BUCKETS.len()],
 }
 
 impl TractEmbedder {
@@ -153,19 +153,42 @@ impl TractEmbedder {
             batch,
             sequence,
             input_slots,
-            quantized_products: quantized_product::BY_DEFAULT,
+            quantized_products: Cell::new(false),
             recovered_weights: Default::default(),
             plans: Default::default(),
         })
     }
 
     /// Runs the weight products on the file's int8 weights, or in f32 through tract's
-    /// kernels; the default is `quantized_product::BY_DEFAULT` (the relaxed-SIMD worker).
-    /// Plans built before are dropped.
-    pub fn with_quantized_products(mut self, quantized: bool) -> Self {
-        self.quantized_products = quantized;
-        self.plans = Default::default();
+    /// kernels (the default). Plans built before are dropped.
+    pub fn with_quantized_products(self, quantized: bool) -> Self {
+        self.quantized_products.set(quantized);
+        self.plans.iter().for_each(|plan| *plan.borrow_mut() = None);
         self
+    }
+
+    /// From now on runs the weight products on the file's int8 weights, and builds again
+    /// the plans built so far so. The first plan recovers the int8 weights (about 0.1 s
+    /// in the worker), so the worker builds its first plan in f32 and calls this once it
+    /// has said it is ready. Says whether anything changed.
+    pub fn quantize_products(&self) -> Result<bool, EmbedError> {
+        if self.quantized_products.replace(true) {
+            return Ok(false);
+        }
+        // All or nothing: a plan that fails to build leaves the f32 ones in place.
+        let rebuilt: Result<Vec<(usize, Plan)>, EmbedError> = (0..BUCKETS.len())
+            .filter(|&bucket| self.plans[bucket].borrow().is_some())
+            .map(|bucket| {
+                self.optimise_for(BUCKETS[bucket])
+                    .map(|plan| (bucket, plan))
+                    .map_err(|e| EmbedError::BadModel(format!("{e:#}")))
+            })
+            .collect();
+        let rebuilt = rebuilt.inspect_err(|_| self.quantized_products.set(false))?;
+        for (bucket, plan) in rebuilt {
+            *self.plans[bucket].borrow_mut() = Some(plan);
+        }
+        Ok(true)
     }
 
     /// Builds every bucket's plan now, so no question waits for an optimisation.
@@ -195,7 +218,7 @@ impl TractEmbedder {
     /// (a generic einsum) is listed as `unoptimised <op>`.
     pub fn matmul_kernels(&self) -> Vec<String> {
         let mut counts: BTreeMap<String, usize> = BTreeMap::new();
-        for plan in self.plans.iter().filter_map(OnceCell::get) {
+        for plan in self.plans.iter().filter_map(|plan| plan.borrow().clone()) {
             for node in plan.model().nodes() {
                 let name = if node.op_is::<QuantizedWeightsProduct>() {
                     quantized_product::KERNEL_NAME.to_string()
@@ -225,14 +248,15 @@ impl TractEmbedder {
             .collect()
     }
 
-    fn plan(&self, bucket: usize) -> Result<&Plan, EmbedError> {
-        if let Some(plan) = self.plans[bucket].get() {
+    fn plan(&self, bucket: usize) -> Result<Plan, EmbedError> {
+        if let Some(plan) = self.plans[bucket].borrow().clone() {
             return Ok(plan);
         }
         let plan = self
             .optimise_for(BUCKETS[bucket])
             .map_err(|e| EmbedError::BadModel(format!("{e:#}")))?;
-        Ok(self.plans[bucket].get_or_init(|| plan))
+        *self.plans[bucket].borrow_mut() = Some(plan.clone());
+        Ok(plan)
     }
 
     fn optimise_for(&self, len: usize) -> TractResult<Plan> {
@@ -241,7 +265,7 @@ impl TractEmbedder {
             (self.sequence.clone(), TDim::Val(len as i64)),
         ]);
         let mut model = self.model.set_symbols(&sizes)?;
-        if self.quantized_products {
+        if self.quantized_products.get() {
             quantize_weight_products(&mut model, &mut self.recovered_weights.borrow_mut())?;
         }
         for slot in self.input_slots {
@@ -301,7 +325,7 @@ impl TractEmbedder {
             inputs[slot] = Some(tensor.into());
         }
         let inputs = inputs.into_iter().flatten().collect();
-        let plan = self.plan(bucket).map_err(|e| format_err!("{e}"))?.clone();
+        let plan = self.plan(bucket).map_err(|e| format_err!("{e}"))?;
         let outputs = plan.run(inputs)?;
         let hidden = outputs
             .first()

@@ -171,3 +171,38 @@ fn the_weight_products_on_int8_weights_embed_as_the_f32_products_do() {
         "every weight product (6 layers × 6) runs on int8 weights: {kernels:?}"
     );
 }
+
+/// The worker builds its first plan in f32, says it is ready, then switches: the plans
+/// built so far are built again with the weight products on int8 weights, once.
+#[test]
+fn switching_to_quantised_products_rebuilds_the_plans_built_so_far_once() {
+    let embedder = embedder();
+    embedder
+        .warm_up_up_to(16)
+        .expect("builds the 16-token plan");
+    let in_f32 = embedder.matmul_kernels();
+    assert!(
+        !in_f32
+            .iter()
+            .any(|k| k.starts_with(quantized_product::KERNEL_NAME)),
+        "{in_f32:?}"
+    );
+    let before = embedder.embed("What is similar to fast?").expect("embeds");
+    assert!(
+        embedder.quantize_products().expect("rebuilds"),
+        "it switched"
+    );
+    assert!(
+        embedder
+            .matmul_kernels()
+            .contains(&format!("{} ×36", quantized_product::KERNEL_NAME)),
+        "{:?}",
+        embedder.matmul_kernels()
+    );
+    let after = embedder.embed("What is similar to fast?").expect("embeds");
+    assert!(cosine(&before, &after) >= 0.99999);
+    assert!(
+        !embedder.quantize_products().expect("nothing to do"),
+        "the second switch finds nothing to do"
+    );
+}

@@ -15,6 +15,7 @@ use wasm_bindgen::prelude::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Cache, DedicatedWorkerGlobalScope, MessageChannel, MessageEvent};
 
+use remind_embedder::quantized_product;
 use remind_embedder::tract_embedder::{CONVERTED_FORMAT, TractEmbedder};
 use remind_embedder_wire::{FromWorker, ToWorker, cache_name, from_js, to_js};
 
@@ -180,8 +181,7 @@ fn warm_up_kernels(state: Rc<RefCell<State>>, last_request_ms: Rc<Cell<f64>>, ru
         }
         if let State::Ready(embedder, _) = &*state.borrow() {
             if runs == WARM_UP_RUNS {
-                // A plan that fails to build fails the question that needs it.
-                let _ = embedder.warm_up_up_to(TOKENS_PLANNED_AFTER_READY);
+                build_plans_after_ready(embedder);
             } else {
                 let _ = embedder.embed_counting_tokens("how warm is the kernel today?");
             }
@@ -194,6 +194,25 @@ fn warm_up_kernels(state: Rc<RefCell<State>>, last_request_ms: Rc<Cell<f64>>, ru
         callback.unchecked_ref(),
         WARM_UP_AFTER_MS,
     );
+}
+
+/// Builds the plans a question after `Ready` may need: the 32-token one, and in the
+/// relaxed-SIMD build every plan again with the weight products on int8 weights
+/// (`TractEmbedder::quantize_products`), which the first plan was built without so that
+/// `Ready` comes sooner. Says what the plans now run with `Plans` when it built any; the
+/// warm-up and the deferred work both call it, and the second finds nothing to do.
+fn build_plans_after_ready(embedder: &TractEmbedder) {
+    let before = embedder.matmul_kernels();
+    // A plan that fails to build fails the question that needs it, with its error; a
+    // failed switch leaves the f32 plans.
+    if quantized_product::FASTER_IN_THIS_BUILD {
+        let _ = embedder.quantize_products();
+    }
+    let _ = embedder.warm_up_up_to(TOKENS_PLANNED_AFTER_READY);
+    let matmul_kernels = embedder.matmul_kernels();
+    if matmul_kernels != before {
+        post(&FromWorker::Plans { matmul_kernels });
+    }
 }
 
 /// Runs `run_deferred` once the worker has had no request for
@@ -228,8 +247,7 @@ fn run_deferred(state: &Rc<RefCell<State>>) {
     let State::Ready(embedder, _) = &*state else {
         return;
     };
-    // A plan that fails to build fails the question that needs it, with its error.
-    let _ = embedder.warm_up_up_to(TOKENS_PLANNED_AFTER_READY);
+    build_plans_after_ready(embedder);
     let Some(KeepConversion { cache, url, marker }) = deferred.keep_conversion else {
         return;
     };
