@@ -81,6 +81,8 @@ pub struct TractEmbedder {
     /// the weights recovered for the first plan, shared by the others.
     quantized_products: Cell<bool>,
     recovered_weights: RefCell<RecoveredWeights>,
+    /// Each bucket's optimised plan, built the first time a question needs it (and built
+    /// again by [`Self::quantize_products`]).
     plans: [RefCell<Option<Plan>>; BUCKETS.len()],
 }
 
