@@ -42,8 +42,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let plan32 = ms(t);
         // The relaxed-SIMD worker's plans: the weight products on int8 weights, which a
         // plan build first recovers from the f32 the conversion holds.
-        let quantized = TractEmbedder::from_converted("timing", &converted, &vocab)?
-            .with_quantized_products(true);
+        let quantized = TractEmbedder::from_converted("timing", &converted, &vocab)?;
+        quantized.quantize_products()?;
         let t = Instant::now();
         quantized.warm_up_up_to(16)?;
         let plan_q = ms(t);

@@ -161,16 +161,9 @@ impl TractEmbedder {
         })
     }
 
-    /// Runs the weight products on the file's int8 weights, or in f32 through tract's
-    /// kernels (the default). Plans built before are dropped.
-    pub fn with_quantized_products(self, quantized: bool) -> Self {
-        self.quantized_products.set(quantized);
-        self.plans.iter().for_each(|plan| *plan.borrow_mut() = None);
-        self
-    }
-
-    /// From now on runs the weight products on the file's int8 weights, and builds again
-    /// the plans built so far so. The first plan recovers the int8 weights (about 0.1 s
+    /// From now on runs the weight products on the file's int8 weights (they run in f32,
+    /// through tract's kernels, until this is called), and builds again the plans built
+    /// so far so. The first plan recovers the int8 weights (about 0.1 s
     /// in the worker), so the worker builds its first plan in f32 and calls this once it
     /// has said it is ready. Says whether anything changed.
     pub fn quantize_products(&self) -> Result<bool, EmbedError> {
