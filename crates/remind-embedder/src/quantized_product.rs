@@ -72,10 +72,14 @@ impl EvalOp for QuantizedWeightsProduct {
             "{} activations are not rows of {k}",
             x.len()
         );
-        let y = self.weights.product(x, x.len() / k);
-        Ok(tvec!(
-            Tensor::from_shape(&self.output_shape, &y)?.into_tvalue()
-        ))
+        // Written in place: building a Vec and handing it to tract copies every output.
+        let mut y = Tensor::zero::<f32>(&self.output_shape)?;
+        self.weights.product_into(
+            x,
+            x.len() / k,
+            y.try_as_plain_ram_mut()?.as_slice_mut::<f32>()?,
+        );
+        Ok(tvec!(y.into_tvalue()))
     }
 }
 

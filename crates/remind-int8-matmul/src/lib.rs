@@ -34,8 +34,9 @@ pub struct QuantizedWeights {
     pub k: usize,
     pub outputs: usize,
     panels: Vec<i8>,
+    /// One per output, padded to whole panels.
     scales: Vec<f32>,
-    /// `64 · Σ_k w`, per output: what the high digit's offset adds to its sum.
+    /// `64 · Σ_k w`, per output (padded likewise): what the high digit's offset adds to its sum.
     high_offsets: Vec<i32>,
 }
 
@@ -59,11 +60,14 @@ impl QuantizedWeights {
                 *largest = largest.max(w.abs());
             }
         }
+        let padded_outputs = outputs.div_ceil(PANEL) * PANEL;
+        // Padded to whole panels, as the sums are, so a panel reads its scales in one slice.
         let scales: Vec<f32> = largest
             .iter()
             .map(|&l| if l > 0.0 { l / 127.0 } else { 1.0 })
+            .chain(std::iter::repeat(1.0))
+            .take(padded_outputs)
             .collect();
-        let padded_outputs = outputs.div_ceil(PANEL) * PANEL;
         let groups = k / GROUP;
         let mut panels = vec![0i8; k * padded_outputs];
         let mut sums = vec![0i32; padded_outputs];
@@ -90,19 +94,22 @@ impl QuantizedWeights {
         })
     }
 
-    /// `x · W` for `tokens` rows of `x` (row-major `tokens × k`), row-major
+    /// Writes `x · W` for `tokens` rows of `x` (row-major `tokens × k`) into `y`, row-major
     /// `tokens × outputs`.
-    pub fn product(&self, x: &[f32], tokens: usize) -> Vec<f32> {
+    pub fn product_into(&self, x: &[f32], tokens: usize, y: &mut [f32]) {
+        assert_eq!(y.len(), tokens * self.outputs, "y holds tokens × outputs");
         let activations = QuantizedActivations::new(x, tokens, self.k);
-        let mut y = vec![0f32; tokens * self.outputs];
         let panel_len = self.k * PANEL;
         for (panel, weights) in self.panels.chunks_exact(panel_len).enumerate() {
             let first = panel * PANEL;
             let lanes = PANEL.min(self.outputs - first);
-            let mut high_offsets = [0; PANEL];
-            let mut weight_scales = [0.0; PANEL];
-            high_offsets[..lanes].copy_from_slice(&self.high_offsets[first..first + lanes]);
-            weight_scales[..lanes].copy_from_slice(&self.scales[first..first + lanes]);
+            let panel_outputs = first..first + PANEL;
+            let high_offsets = self.high_offsets[panel_outputs.clone()]
+                .try_into()
+                .expect("offsets padded to whole panels");
+            let weight_scales = self.scales[panel_outputs]
+                .try_into()
+                .expect("scales padded to whole panels");
             for tile in 0..activations.tiles {
                 let (hi, lo, token_scales) = activations.tile(tile);
                 let tile_y = tile_product(
@@ -112,8 +119,8 @@ impl QuantizedWeights {
                         lo,
                         groups: self.k / GROUP,
                     },
-                    &high_offsets,
-                    &weight_scales,
+                    high_offsets,
+                    weight_scales,
                     token_scales,
                 );
                 for (lane, outputs) in tile_y.iter().enumerate().take(lanes) {
@@ -126,7 +133,6 @@ impl QuantizedWeights {
                 }
             }
         }
-        y
     }
 }
 
@@ -247,7 +253,8 @@ mod tests {
             .map(|i| ((i * 7919) % 1000) as f32 / 250.0 - 2.0)
             .collect();
         let weights = QuantizedWeights::recover(&w, k, outputs).expect("an int8 matrix");
-        let got = weights.product(&x, tokens);
+        let mut got = vec![0f32; tokens * outputs];
+        weights.product_into(&x, tokens, &mut got);
         let want = f32_product(&x, &w, tokens, k, outputs);
         for token in 0..tokens {
             let row = &x[token * k..][..k];
@@ -285,9 +292,10 @@ mod tests {
             .iter_mut()
             .enumerate()
             .for_each(|(i, v)| *v = i as f32);
-        let y = QuantizedWeights::recover(&w, k, outputs)
+        let mut y = vec![0f32; tokens * outputs];
+        QuantizedWeights::recover(&w, k, outputs)
             .unwrap()
-            .product(&x, tokens);
+            .product_into(&x, tokens, &mut y);
         assert_eq!(&y[..outputs], &[0.0; 4]);
         assert!(y[outputs..].iter().any(|v| *v != 0.0));
     }
