@@ -57,6 +57,21 @@ const status = (text) => {
   console.log(`[bench] ${ENGINE} ${PHASE}: ${text}`);
 };
 
+/** A message the worker sends once: `arrived` takes it, `within(ms)` waits up to `ms` for it. */
+function sentOnce() {
+  let resolve;
+  const arrival = new Promise((r) => { resolve = r; });
+  const message = {
+    seen: null,
+    arrived(data) { message.seen = data; resolve(data); },
+    async within(ms) {
+      await Promise.race([arrival, new Promise((r) => setTimeout(r, ms))]);
+      return message.seen;
+    },
+  };
+  return message;
+}
+
 /** Remind's embedder worker, spoken to through its postMessage protocol. */
 async function startRemind() {
   const t0 = performance.now();
@@ -69,14 +84,10 @@ async function startRemind() {
   let fail;
   // After a load from the ONNX file the worker keeps a converted copy for the next load
   // and says so with `converted`; the cold phase waits for it, or the warm one finds none.
-  let convertedMsg = null;
-  let onConverted = () => {};
-  const converted = new Promise((resolve) => { onConverted = resolve; });
+  const converted = sentOnce();
   // Once idle after `ready`, the worker builds the plans of later questions (in the
   // relaxed-SIMD build with its weight products on int8 weights) and says so with `plans`.
-  let plansMsg = null;
-  let onPlans = () => {};
-  const plans = new Promise((resolve) => { onPlans = resolve; });
+  const plans = sentOnce();
   const ready = new Promise((resolve, reject) => {
     fail = reject;
     worker.onerror = (e) => reject(new Error(`worker error: ${e.message || 'the worker script failed to load'}`));
@@ -86,8 +97,8 @@ async function startRemind() {
       if (data.kind === 'initialising') initialisingMs = performance.now() - t0;
       else if (data.kind === 'ready') resolve(data);
       else if (data.kind === 'failed') reject(new Error(`worker failed to load: ${data.error}`));
-      else if (data.kind === 'converted') { convertedMsg = data; onConverted(data); }
-      else if (data.kind === 'plans') { plansMsg = data; onPlans(data); }
+      else if (data.kind === 'converted') converted.arrived(data);
+      else if (data.kind === 'plans') plans.arrived(data);
       else if (data.kind === 'embedded' || data.kind === 'embed_failed') {
         waiting.get(data.id)?.(data);
         waiting.delete(data.id);
@@ -111,15 +122,11 @@ async function startRemind() {
       worker_script: workerScript, build: readyMsg.build, matmul_kernels: readyMsg.matmul_kernels,
       from_converted: readyMsg.from_converted, onnx_because: readyMsg.onnx_because, read_early: readyMsg.read_early },
     /** The worker's `plans` message, waiting up to `ms` for it. */
-    async plans(ms) {
-      await Promise.race([plans, new Promise((r) => setTimeout(r, ms))]);
-      return plansMsg;
-    },
+    plans: (ms) => plans.within(ms),
     /** The worker's `converted` message, waiting up to `ms` for it after a load from the ONNX. */
     async conversion(ms) {
       if (readyMsg.from_converted !== false) return null; // converted already, or an older worker
-      await Promise.race([converted, new Promise((r) => setTimeout(r, ms))]);
-      return convertedMsg;
+      return converted.within(ms);
     },
     async embedOne(text) {
       const d = await embed(text);
