@@ -10,11 +10,11 @@
 //! product with the activations at 14 bits, where a single int8 digit (the integer
 //! products tract ships) moves MiniLM's embeddings too far from the reference.
 
-/// Outputs (columns of the weight matrix) per packed panel: three rows of accumulators
-/// for the two digits and the two halves of a tile leave 12 vector registers in use.
-pub const PANEL: usize = 3;
-/// Tokens per tile: two vectors of four.
-pub const TILE: usize = 8;
+/// Outputs (columns of the weight matrix) per packed panel: six rows of accumulators for
+/// the two digits leave 12 vector registers in use (see `relaxed_simd::tile_product`).
+pub const PANEL: usize = 6;
+/// Tokens per tile: one vector of four.
+pub const TILE: usize = 4;
 /// The weights' reduction axis is read four values at a time.
 pub const GROUP: usize = 4;
 
