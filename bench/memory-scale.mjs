@@ -45,12 +45,19 @@ const QUESTIONS = Number(flag('--questions', 5));
 const EMBEDDED = args.includes('--embedded');
 const IMPORT_EMBEDDINGS = args.includes('--import-embeddings');
 const PROFILE_DIR = flag('--profile', null);
+const TRACE_DIR = flag('--trace', null);
 const TYPING_PAUSE_MS = Number(flag('--typing-pause', 0));
 /** How the printed lines name this arm; the default run's summary line is the issue's. */
 const ARM = `${IMPORT_EMBEDDINGS ? ' with embeddings' : ''}${TYPING_PAUSE_MS ? `, asked ${TYPING_PAUSE_MS} ms after typing` : ''}`;
 
-/** Runs `work` under the CPU profiler when --profile is given, writing DIR/<name>.cpuprofile. */
+/**
+ * Runs `work` under the CPU profiler when --profile is given, writing
+ * DIR/<name>.cpuprofile, or under Chromium's tracing when --trace is, writing
+ * DIR/<name>.trace.json (every thread, the worker's too: read it with
+ * bench/trace-summary.mjs or chrome://tracing).
+ */
 async function profiled(page, name, work) {
+  if (TRACE_DIR) return traced(page, name, work);
   if (!PROFILE_DIR) return work();
   const cdp = await page.context().newCDPSession(page);
   await cdp.send('Profiler.enable');
@@ -62,6 +69,31 @@ async function profiled(page, name, work) {
     const { profile } = await cdp.send('Profiler.stop');
     fs.mkdirSync(PROFILE_DIR, { recursive: true });
     fs.writeFileSync(path.join(PROFILE_DIR, `${name}.cpuprofile`), JSON.stringify(profile));
+    await cdp.detach().catch(() => {});
+  }
+}
+
+async function traced(page, name, work) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Tracing.start', {
+    transferMode: 'ReturnAsStream',
+    traceConfig: { includedCategories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink.user_timing', 'toplevel', 'loading', 'navigation'] },
+  });
+  try {
+    return await work();
+  } finally {
+    const complete = new Promise((resolve) => cdp.once('Tracing.tracingComplete', resolve));
+    await cdp.send('Tracing.end');
+    const { stream } = await complete;
+    let text = '';
+    for (;;) {
+      const { data, eof } = await cdp.send('IO.read', { handle: stream, size: 1 << 20 });
+      text += data;
+      if (eof) break;
+    }
+    await cdp.send('IO.close', { handle: stream });
+    fs.mkdirSync(TRACE_DIR, { recursive: true });
+    fs.writeFileSync(path.join(TRACE_DIR, `${name}.trace.json`), text);
     await cdp.detach().catch(() => {});
   }
 }

@@ -15,6 +15,7 @@ export async function timedAsk(page, question, typingPauseMs = 0) {
   return page.evaluate(() => new Promise((resolve) => {
     const turns = () => document.querySelectorAll('#conversation-turns > .turn');
     const before = turns().length;
+    performance.mark('bench-ask-start');
     const started = performance.now();
     const done = () => {
       const list = turns();
@@ -22,7 +23,11 @@ export async function timedAsk(page, question, typingPauseMs = 0) {
       return list.length > before && last && ['answered', 'failed'].includes(last.dataset.state);
     };
     const observer = new MutationObserver(() => {
-      if (done()) { observer.disconnect(); resolve(performance.now() - started); }
+      if (done()) {
+        observer.disconnect();
+        performance.mark('bench-ask-done');
+        resolve(performance.now() - started);
+      }
     });
     observer.observe(document.body, { subtree: true, childList: true, attributes: true });
     document.querySelector('#ask-submit').click();

@@ -115,13 +115,14 @@ for (const { script, build } of BUILDS) {
       assert.equal(reply.ready.from_converted, false, 'a first load reads the ONNX file');
       // Every matrix product of the plan built before ready runs tract-linalg's wasm
       // kernel, none a generic or unoptimised one. Once the worker has built the plans of
-      // later questions (the 32-token one), the relaxed-SIMD build runs the 36 weight
-      // products of each plan on int8 weights instead (remind-embedder's quantized_product).
+      // later questions (the 32-token one), both builds run the 36 weight products of each
+      // plan on int8 weights instead (remind-embedder's quantized_product), each with the
+      // integer dot product its engine has.
       console.log(`${build}: matmul kernels ${reply.ready.matmul_kernels.join(', ')}, then ${reply.plans?.matmul_kernels.join(', ')}`);
       assert.deepEqual(reply.ready.matmul_kernels, ['wasm_f32_8x8 ×48'], `${build} kernels at ready`);
       const expected = build === 'relaxed-simd'
         ? ['remind_i8_weights_i7x2_relaxed_dot ×72', 'wasm_f32_8x8 ×24']
-        : ['wasm_f32_8x8 ×96'];
+        : ['remind_i8_weights_i14_i16_dot ×72', 'wasm_f32_8x8 ×24'];
       assert.deepEqual(reply.plans?.matmul_kernels, expected, `${build} kernels of the 16- and 32-token plans`);
       assertParity(`${build} from the ONNX:`, reply.vectors);
       assertParity(`${build} from the ONNX, the plans of later questions:`, reply.afterPlans.vectors);

@@ -297,3 +297,54 @@ i7_variant!(v5x4, 5, 1, false);
 i7_variant!(v6x4, 6, 1, false);
 i7_variant!(v6x4r, 6, 1, true);
 i7_variant!(v4x8r, 4, 2, true);
+
+// simd128 only (no relaxed SIMD): int8 weights widened to i16 in the loop against 14-bit
+// activations as i16, `i32x4.dot_i16x8_s`. Activations [k/4][4 tokens][4] i16: two
+// vectors per group, tokens 0-1 and 2-3, so each i32 lane holds half a group's sum.
+static mut BS: [i16; 16 * 1536] = [0; 16 * 1536];
+
+#[no_mangle]
+pub unsafe extern "C" fn init16() {
+    let bs = core::ptr::addr_of_mut!(BS) as *mut i16;
+    for i in 0..16 * 1536 {
+        *bs.add(i) = ((i * 7919) % 16383) as i16 - 8191;
+    }
+}
+
+macro_rules! i16_variant {
+    ($name:ident, $outs:expr) => {
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(k: usize) {
+            let wq = &*core::ptr::addr_of!(WQ);
+            let panels = W / ($outs * k);
+            let o = core::ptr::addr_of_mut!(OUTI) as *mut v128;
+            for p in 0..panels {
+                let pa = wq.as_ptr().add(p * $outs * k) as *const u32;
+                for t in 0..4 {
+                    let b = (core::ptr::addr_of!(BS) as *const v128).add(t * 2 * (k / 4));
+                    let mut a = [[i32x4_splat(0); 2]; $outs];
+                    for i in 0..k / 4 {
+                        let (x01, x23) = (v128_load(b.add(2 * i)), v128_load(b.add(2 * i + 1)));
+                        let w = pa.add($outs * i);
+                        for r in 0..$outs {
+                            let s = i16x8_extend_low_i8x16(v128_load32_splat(w.add(r)));
+                            a[r][0] = i32x4_add(a[r][0], i32x4_dot_i16x8(s, x01));
+                            a[r][1] = i32x4_add(a[r][1], i32x4_dot_i16x8(s, x23));
+                        }
+                    }
+                    for r in 0..$outs {
+                        let sum = i32x4_add(
+                            i32x4_shuffle::<0, 2, 4, 6>(a[r][0], a[r][1]),
+                            i32x4_shuffle::<1, 3, 5, 7>(a[r][0], a[r][1]),
+                        );
+                        let j = (t * 32 + r) % 128;
+                        v128_store(o.add(j), i32x4_add(v128_load(o.add(j)), sum));
+                    }
+                }
+            }
+        }
+    };
+}
+i16_variant!(s4x4, 4);
+i16_variant!(s6x4, 6);
+i16_variant!(s3x4, 3);

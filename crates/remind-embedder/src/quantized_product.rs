@@ -1,11 +1,12 @@
-//! MiniLM's weight products run on their int8 weights, in the embedder worker's relaxed-SIMD
-//! build: a tract operator ([`QuantizedWeightsProduct`]) put in place of each product of
-//! the activations with a constant weight matrix that was dequantised from int8.
+//! MiniLM's weight products run on their int8 weights, in the embedder worker: a tract
+//! operator ([`QuantizedWeightsProduct`]) put in place of each product of the activations
+//! with a constant weight matrix that was dequantised from int8.
 //!
-//! Measured in the browser, these 36 products were 83 % of an embedding's time, and tract's f32
-//! kernel streams 42 MB of f32 weights per question. The int8 weights are a quarter of
-//! that, and each relaxed dot instruction does 16 multiply-adds where an f32 one does 4.
-//! `remind-int8-matmul` holds the integer arithmetic and its precision argument.
+//! Measured in the browser, these 36 products were 83 % of an embedding's time, and
+//! tract's f32 kernel streams 42 MB of f32 weights per question. The int8 weights are a
+//! quarter of that, and each relaxed dot instruction does 16 multiply-adds where an f32
+//! one does 4 (simd128's `i32x4.dot_i16x8_s`: 8). `remind-int8-matmul` holds the integer
+//! arithmetic and its precision argument.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,14 +18,14 @@ use tract_onnx::tract_core::ops::einsum::EinSum;
 pub use remind_int8_matmul::QuantizedWeights;
 
 /// Whether the weight products run faster quantised than in tract's f32 kernels in this
-/// build: in the worker's relaxed-SIMD build, whose integer dot product this is built for.
-/// Elsewhere (natively, the simd128 worker) the portable arithmetic is slower. The worker
-/// switches its plans (`TractEmbedder::quantize_products`) after it has said it is ready.
-pub const FASTER_IN_THIS_BUILD: bool =
-    cfg!(all(target_arch = "wasm32", target_feature = "relaxed-simd"));
+/// build: in both of the worker's wasm builds (relaxed SIMD and simd128 alone), whose
+/// integer dot products `remind-int8-matmul` is built for; natively the portable
+/// arithmetic is slower. The worker switches its plans
+/// (`TractEmbedder::quantize_products`) after it has said it is ready.
+pub const FASTER_IN_THIS_BUILD: bool = remind_int8_matmul::FASTER_THAN_F32;
 
-/// What the worker reports for a product this operator runs.
-pub const KERNEL_NAME: &str = "remind_i8_weights_i7x2_relaxed_dot";
+/// What the worker reports for a product this operator runs: the build's kernel.
+pub const KERNEL_NAME: &str = remind_int8_matmul::KERNEL_NAME;
 
 /// `x · W` with `W` held as int8: `x`'s last `k` values per row against a `k × outputs`
 /// matrix, written as the einsum it replaces shaped its output.

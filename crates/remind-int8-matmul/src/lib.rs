@@ -1,17 +1,24 @@
 //! Products of f32 activations with an int8 weight matrix in integer arithmetic: the
-//! activations as two 7-bit digits, i32 sums, and the one place the result is scaled back
-//! to f32. remind-embedder runs MiniLM's weight products on it in the relaxed-SIMD worker.
+//! activations at 14 bits, i32 sums, and the one place the result is scaled back to f32.
+//! remind-embedder runs MiniLM's weight products on it in the embedder worker.
 //!
-//! An activation row (one token) is scaled so its largest magnitude is 8191, rounded, and
-//! offset by 8192 into `0..=16383`, which is written as `hi * 128 + lo` with both digits in
-//! `0..=127`. Each digit times the int8 weights is an exact integer dot product, the
-//! operation wasm's relaxed SIMD runs sixteen at a time (`i32x4.relaxed_dot_i8x16_i7x16_add`,
-//! defined for a second operand below 128); `hi * 128 + lo - 8192 * Σw` then gives the
-//! product with the activations at 14 bits, where a single int8 digit (the integer
-//! products tract ships) moves MiniLM's embeddings too far from the reference.
+//! An activation row (one token) is scaled so its largest magnitude is 8191 and rounded:
+//! 14 bits, where a single int8 digit (the integer products tract ships) moves MiniLM's
+//! embeddings too far from the reference. Each build multiplies them as its engine does
+//! best:
+//!
+//! - wasm with relaxed SIMD (`relaxed_simd.rs`): offset by 8192 into `0..=16383` and
+//!   written as `hi * 128 + lo`, both digits in `0..=127`. Each digit times the int8
+//!   weights is an exact integer dot product, sixteen at a time
+//!   (`i32x4.relaxed_dot_i8x16_i7x16_add`, defined for a second operand below 128);
+//!   `(hi − 64) * 128 + lo` recombines them.
+//! - wasm with simd128 alone (`simd128.rs`): as i16, against the weights widened to i16,
+//!   eight products at a time (`i32x4.dot_i16x8_s`).
+//! - everywhere else (`portable.rs`, natively and in the tests): the digits' arithmetic
+//!   written plainly.
 
 /// Outputs (columns of the weight matrix) per packed panel: six rows of accumulators for
-/// the two digits leave 12 vector registers in use (see `relaxed_simd::tile_product`).
+/// the two digits (or two halves of a tile) leave 12 vector registers in use.
 pub const PANEL: usize = 6;
 /// Tokens per tile: one vector of four.
 pub const TILE: usize = 4;
@@ -98,7 +105,7 @@ impl QuantizedWeights {
     /// `tokens × outputs`.
     pub fn product_into(&self, x: &[f32], tokens: usize, y: &mut [f32]) {
         assert_eq!(y.len(), tokens * self.outputs, "y holds tokens × outputs");
-        let activations = QuantizedActivations::new(x, tokens, self.k);
+        let activations = encode(x, tokens, self.k);
         let panel_len = self.k * PANEL;
         for (panel, weights) in self.panels.chunks_exact(panel_len).enumerate() {
             let first = panel * PANEL;
@@ -110,18 +117,15 @@ impl QuantizedWeights {
             let weight_scales = self.scales[panel_outputs]
                 .try_into()
                 .expect("scales padded to whole panels");
-            for tile in 0..activations.tiles {
-                let (hi, lo, token_scales) = activations.tile(tile);
+            for tile in 0..activations.tiles() {
                 let tile_y = tile_product(
-                    Operands {
-                        weights,
-                        hi,
-                        lo,
-                        groups: self.k / GROUP,
+                    weights,
+                    &activations,
+                    tile,
+                    PanelSums {
+                        high_offsets,
+                        weight_scales,
                     },
-                    high_offsets,
-                    weight_scales,
-                    token_scales,
                 );
                 for (lane, outputs) in tile_y.iter().enumerate().take(lanes) {
                     for (column, &value) in outputs.iter().enumerate() {
@@ -136,88 +140,77 @@ impl QuantizedWeights {
     }
 }
 
-/// `tokens` rows of activations as digits, packed in tiles of [`TILE`] tokens:
-/// `[k / GROUP][TILE][GROUP]` bytes per tile for each digit.
-struct QuantizedActivations {
-    tiles: usize,
-    tile_len: usize,
-    hi: Vec<u8>,
-    lo: Vec<u8>,
-    /// One per token, padded to whole tiles.
-    scales: Vec<f32>,
+/// What a panel's sums need to become its products: the high digit's offset times `Σw`
+/// (the digit kernels subtract it) and the weights' scales, one per output.
+#[derive(Clone, Copy)]
+struct PanelSums<'a> {
+    high_offsets: &'a [i32; PANEL],
+    weight_scales: &'a [f32; PANEL],
 }
 
-impl QuantizedActivations {
-    fn new(x: &[f32], tokens: usize, k: usize) -> Self {
-        let tiles = tokens.div_ceil(TILE);
-        let tile_len = k * TILE;
-        let mut hi = vec![0u8; tiles * tile_len];
-        let mut lo = vec![0u8; tiles * tile_len];
-        let mut scales = vec![0f32; tiles * TILE];
-        for (token, row) in x.chunks_exact(k).take(tokens).enumerate() {
-            let largest = largest_magnitude(row);
-            let scale = if largest > 0.0 {
-                largest / ACTIVATION_MAX
-            } else {
-                1.0
-            };
-            scales[token] = scale;
-            let (tile, column) = (token / TILE, token % TILE);
-            let digits = Digits {
-                hi: &mut hi[tile * tile_len..][..tile_len],
-                lo: &mut lo[tile * tile_len..][..tile_len],
-                column,
-            };
-            write_digits(row, 1.0 / scale, digits);
-        }
-        QuantizedActivations {
-            tiles,
-            tile_len,
-            hi,
-            lo,
-            scales,
-        }
+/// The scale of a token's row: its largest magnitude becomes [`ACTIVATION_MAX`].
+fn token_scale(row: &[f32]) -> f32 {
+    let largest = largest_magnitude(row);
+    if largest > 0.0 {
+        largest / ACTIVATION_MAX
+    } else {
+        1.0
     }
-
-    fn tile(&self, tile: usize) -> (&[u8], &[u8], &[f32; TILE]) {
-        let range = tile * self.tile_len..(tile + 1) * self.tile_len;
-        let scales = self.scales[tile * TILE..][..TILE]
-            .try_into()
-            .expect("a tile's scales");
-        (&self.hi[range.clone()], &self.lo[range], scales)
-    }
-}
-
-/// Where one token's digits go in its tile: `column` of every group's `[TILE][GROUP]`.
-struct Digits<'a> {
-    hi: &'a mut [u8],
-    lo: &'a mut [u8],
-    column: usize,
-}
-
-/// One panel of weights against one tile of digits.
-struct Operands<'a> {
-    weights: &'a [i8],
-    hi: &'a [u8],
-    lo: &'a [u8],
-    groups: usize,
 }
 
 type TileProduct = [[f32; TILE]; PANEL];
 
-/// The products of one panel of weights with one tile of digits, in f32.
-#[cfg(not(all(target_arch = "wasm32", target_feature = "relaxed-simd")))]
+// The build's kernel: its activations' layout (`Activations`), the products of one panel
+// of weights with one tile of them (`tile_product`), and its name.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+mod activation_digits;
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 mod portable;
-#[cfg(not(all(target_arch = "wasm32", target_feature = "relaxed-simd")))]
-use portable::{largest_magnitude, tile_product, write_digits};
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+use portable::{encode, largest_magnitude, tile_product};
+
+#[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
+mod activation_digits;
 #[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
 mod relaxed_simd;
 #[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
-use relaxed_simd::{largest_magnitude, tile_product, write_digits};
+use relaxed_simd::{encode, largest_magnitude, tile_product};
 
+#[cfg(all(
+    target_arch = "wasm32",
+    target_feature = "simd128",
+    not(target_feature = "relaxed-simd")
+))]
+mod simd128;
+#[cfg(all(
+    target_arch = "wasm32",
+    target_feature = "simd128",
+    not(target_feature = "relaxed-simd")
+))]
+use simd128::{encode, largest_magnitude, tile_product};
+
+/// What the embedder reports for a product this crate runs, naming this build's kernel.
+pub const KERNEL_NAME: &str = if cfg!(all(target_arch = "wasm32", target_feature = "relaxed-simd"))
+{
+    "remind_i8_weights_i7x2_relaxed_dot"
+} else if cfg!(all(target_arch = "wasm32", target_feature = "simd128")) {
+    "remind_i8_weights_i14_i16_dot"
+} else {
+    "remind_i8_weights_i7x2_portable"
+};
+
+/// Whether this build's kernel runs the products faster than f32 kernels do: the wasm
+/// builds' (relaxed SIMD: 85–88 GFLOP/s-equivalent in Chromium where tract's f32 kernel
+/// runs 23–34; simd128 alone: 45–50 against 15–20). The portable one is for tests.
+pub const FASTER_THAN_F32: bool = cfg!(all(target_arch = "wasm32", target_feature = "simd128"));
+
+// Natively these hold the portable kernel; `cargo test --target wasm32-unknown-unknown`
+// (scripts/test, in Node) holds the simd128 one.
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_arch = "wasm32")]
+    use wasm_bindgen_test::wasm_bindgen_test as test;
 
     /// Int8 values times a scale per column, each column reaching ±127 as symmetric
     /// quantisation makes it.
@@ -272,6 +265,27 @@ mod tests {
                     "{got} vs {want} (bound {bound})"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn the_largest_sums_at_the_longest_row_come_out_exact() {
+        // Every weight ±127 and every activation at its row's largest magnitude: the
+        // sums reach `8191 · 127 · k`, and the simd128 kernel's offset sums wrap an i32.
+        let (tokens, k, outputs) = (5, K_MAX, 6);
+        let w: Vec<f32> = (0..k * outputs)
+            .map(|i| if i % outputs % 2 == 0 { 127.0 } else { -127.0 })
+            .collect();
+        let x: Vec<f32> = (0..tokens * k)
+            .map(|i| if (i / k) % 2 == 0 { 8191.0 } else { -8191.0 })
+            .collect();
+        let weights = QuantizedWeights::recover(&w, k, outputs).expect("an int8 matrix");
+        let mut got = vec![0f32; tokens * outputs];
+        weights.product_into(&x, tokens, &mut got);
+        let want = f32_product(&x, &w, tokens, k, outputs);
+        for (got, want) in got.iter().zip(&want) {
+            assert!(want.abs() > 1e9, "the sums are at their extremes: {want}");
+            assert!((got - want).abs() <= want.abs() * 1e-6, "{got} vs {want}");
         }
     }
 

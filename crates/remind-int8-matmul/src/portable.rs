@@ -1,7 +1,14 @@
-//! The crate's three loops written plainly, for every build but the relaxed-SIMD worker
-//! (natively they are what the tests hold to the f32 products).
+//! The digit kernel written plainly, for every build but the wasm ones (natively it is
+//! what the tests hold to the f32 products).
 
-use super::{ACTIVATION_MAX, Digits, GROUP, OFFSET, Operands, PANEL, TILE, TileProduct};
+use super::activation_digits::{ActivationDigits, Digits, TileDigits, digit_index};
+use super::{ACTIVATION_MAX, GROUP, OFFSET, PANEL, PanelSums, TILE, TileProduct};
+
+pub(super) type Activations = ActivationDigits;
+
+pub(super) fn encode(x: &[f32], tokens: usize, k: usize) -> Activations {
+    ActivationDigits::new(x, tokens, k, write_digits)
+}
 
 /// The digits of `round(v · inverse_scale) + 8192`.
 fn quantized_digits(v: f32, inverse_scale: f32) -> (u8, u8) {
@@ -28,10 +35,10 @@ pub(super) fn largest_magnitude(row: &[f32]) -> f32 {
     row.iter().fold(0f32, |m, v| m.max(v.abs()))
 }
 
-pub(super) fn write_digits(row: &[f32], inverse_scale: f32, digits: Digits) {
+fn write_digits(row: &[f32], inverse_scale: f32, digits: Digits) {
     for (index, &v) in row.iter().enumerate() {
         let (hi, lo) = quantized_digits(v, inverse_scale);
-        let at = ((index / GROUP) * TILE + digits.column) * GROUP + index % GROUP;
+        let at = digit_index(index, digits.column);
         digits.hi[at] = hi;
         digits.lo[at] = lo;
     }
@@ -39,17 +46,17 @@ pub(super) fn write_digits(row: &[f32], inverse_scale: f32, digits: Digits) {
 
 /// The products of one panel of weights with one tile of digits, in f32.
 pub(super) fn tile_product(
-    operands: Operands,
-    high_offsets: &[i32; PANEL],
-    weight_scales: &[f32; PANEL],
-    token_scales: &[f32; TILE],
+    weights: &[i8],
+    activations: &Activations,
+    tile: usize,
+    panel: PanelSums,
 ) -> TileProduct {
-    let Operands {
-        weights,
+    let TileDigits {
         hi,
         lo,
-        groups,
-    } = operands;
+        token_scales,
+    } = activations.tile(tile);
+    let groups = hi.len() / (TILE * GROUP);
     let mut sum_hi = [[0i32; TILE]; PANEL];
     let mut sum_lo = [[0i32; TILE]; PANEL];
     for group in 0..groups {
@@ -64,17 +71,15 @@ pub(super) fn tile_product(
             }
         }
     }
-    let mut y = [[0f32; TILE]; PANEL];
-    for lane in 0..PANEL {
-        for column in 0..TILE {
-            y[lane][column] = recombined(
+    std::array::from_fn(|lane| {
+        std::array::from_fn(|column| {
+            recombined(
                 sum_hi[lane][column],
                 sum_lo[lane][column],
-                high_offsets[lane],
+                panel.high_offsets[lane],
                 token_scales[column],
-                weight_scales[lane],
-            );
-        }
-    }
-    y
+                panel.weight_scales[lane],
+            )
+        })
+    })
 }

@@ -1,10 +1,17 @@
-//! The relaxed-SIMD worker's versions of the crate's three loops, four lanes at a time:
-//! a row's largest magnitude, its digits, and a tile's products (sixteen int8 products
-//! per `i32x4.relaxed_dot_i8x16_i7x16_add`). Same results as the portable ones.
+//! The relaxed-SIMD worker's versions of the digit kernel's three loops, four lanes at a
+//! time: a row's largest magnitude, its digits, and a tile's products (sixteen int8
+//! products per `i32x4.relaxed_dot_i8x16_i7x16_add`). Same results as the portable ones.
 
 use std::arch::wasm32::*;
 
-use super::{ACTIVATION_MAX, Digits, GROUP, OFFSET, Operands, PANEL, TILE, TileProduct};
+use super::activation_digits::{ActivationDigits, Digits, TileDigits, digit_index};
+use super::{ACTIVATION_MAX, GROUP, OFFSET, PANEL, PanelSums, TILE, TileProduct};
+
+pub(super) type Activations = ActivationDigits;
+
+pub(super) fn encode(x: &[f32], tokens: usize, k: usize) -> Activations {
+    ActivationDigits::new(x, tokens, k, write_digits)
+}
 
 pub(super) fn largest_magnitude(row: &[f32]) -> f32 {
     let mut largest = f32x4_splat(0.0);
@@ -30,7 +37,7 @@ pub(super) fn largest_magnitude(row: &[f32]) -> f32 {
 
 /// Four values (one group of the reduction axis) at a time: each group's digits are four
 /// consecutive bytes of the tile.
-pub(super) fn write_digits(row: &[f32], inverse_scale: f32, digits: Digits) {
+fn write_digits(row: &[f32], inverse_scale: f32, digits: Digits) {
     let inverse = f32x4_splat(inverse_scale);
     let (low, high) = (f32x4_splat(-ACTIVATION_MAX), f32x4_splat(ACTIVATION_MAX));
     let offset = i32x4_splat(OFFSET);
@@ -44,26 +51,26 @@ pub(super) fn write_digits(row: &[f32], inverse_scale: f32, digits: Digits) {
         let v = unsafe { v128_load(quad.as_ptr() as *const v128) };
         let q = f32x4_min(f32x4_max(f32x4_nearest(f32x4_mul(v, inverse)), low), high);
         let value = i32x4_add(i32x4_trunc_sat_f32x4(q), offset);
-        let at = (group * TILE + digits.column) * GROUP;
+        let at = digit_index(group * GROUP, digits.column);
         digits.hi[at..at + GROUP].copy_from_slice(&bytes(u32x4_shr(value, 7)));
         digits.lo[at..at + GROUP].copy_from_slice(&bytes(v128_and(value, seven_bits)));
     }
 }
 
 pub(super) fn tile_product(
-    operands: Operands,
-    high_offsets: &[i32; PANEL],
-    weight_scales: &[f32; PANEL],
-    token_scales: &[f32; TILE],
+    weights: &[i8],
+    activations: &Activations,
+    tile: usize,
+    panel: PanelSums,
 ) -> TileProduct {
-    let Operands {
-        weights,
+    let TileDigits {
         hi,
         lo,
-        groups,
-    } = operands;
+        token_scales,
+    } = activations.tile(tile);
+    let groups = hi.len() / (TILE * GROUP);
     assert!(weights.len() >= groups * PANEL * GROUP);
-    assert!(hi.len() >= groups * TILE * GROUP && lo.len() >= groups * TILE * GROUP);
+    assert!(lo.len() == hi.len());
     // Twelve accumulators, a digit vector of each kind and one splat of weights: 15 of
     // the 16 vector registers V8 gives wasm on x64. A tile of eight tokens (three outputs)
     // needed 17, and its spills halved the rate of dot products.
@@ -87,12 +94,15 @@ pub(super) fn tile_product(
     let token_scales = unsafe { v128_load(token_scales.as_ptr() as *const v128) };
     std::array::from_fn(|lane| {
         let exact = i32x4_add(
-            i32x4_shl(i32x4_sub(sums_hi[lane], i32x4_splat(high_offsets[lane])), 7),
+            i32x4_shl(
+                i32x4_sub(sums_hi[lane], i32x4_splat(panel.high_offsets[lane])),
+                7,
+            ),
             sums_lo[lane],
         );
         let y = f32x4_mul(
             f32x4_mul(f32x4_convert_i32x4(exact), token_scales),
-            f32x4_splat(weight_scales[lane]),
+            f32x4_splat(panel.weight_scales[lane]),
         );
         [
             f32x4_extract_lane::<0>(y),

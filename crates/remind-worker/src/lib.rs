@@ -196,8 +196,8 @@ fn warm_up_kernels(state: Rc<RefCell<State>>, last_request_ms: Rc<Cell<f64>>, ru
     );
 }
 
-/// Builds the plans a question after `Ready` may need: the 32-token one, and in the
-/// relaxed-SIMD build every plan again with the weight products on int8 weights
+/// Builds the plans a question after `Ready` may need: the 32-token one, and (in both
+/// wasm builds) every plan again with the weight products on int8 weights
 /// (`TractEmbedder::quantize_products`), which the first plan was built without so that
 /// `Ready` comes sooner. Says what the plans now run with `Plans` when it built any; the
 /// warm-up and the deferred work both call it, and the second finds nothing to do.
