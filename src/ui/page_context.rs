@@ -3,12 +3,13 @@
 
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Duration;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::ui::record_labels::applied_because_label;
-use crate::ui::yield_to_browser::yield_to_browser;
+use crate::ui::yield_to_browser::{pause, yield_to_browser};
 use crate::wiring::{PageConversations, PageSession};
 use remind_app::ask::Turn;
 use remind_app::conversation::{ConversationError, Conversations, SavedTurn};
@@ -116,6 +117,10 @@ pub enum BackgroundEmbedding {
 /// cost a little more in all: 1 000 lessons took 29.5 s in steps of 4, 28.5 s in
 /// steps of 8.
 const BACKGROUND_EMBEDDING_BATCH: usize = 4;
+
+/// How often the background embedding looks whether the question being asked is
+/// answered, to go on with its next step.
+const ASKING_POLL: Duration = Duration::from_millis(25);
 
 /// A one-line outcome shown to the user; errors are styled and announced as alerts.
 #[derive(Clone, Debug, PartialEq)]
@@ -252,6 +257,11 @@ impl PageContext {
                     return;
                 }
                 yield_to_browser().await;
+                // A question asked meanwhile has the worker and the main thread to
+                // itself: the next step waits until it is answered.
+                while page.asking.get_untracked() {
+                    pause(ASKING_POLL).await;
+                }
             }
         });
     }

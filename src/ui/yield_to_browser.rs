@@ -1,6 +1,8 @@
 //! Handing the main thread back to the browser in the middle of long work, so it can
 //! paint progress and answer input between slices (a large import is checked so).
 
+use std::time::Duration;
+
 use js_sys::{Array, Function, Promise};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
@@ -60,6 +62,25 @@ pub async fn yield_to_browser() {
         });
         if posted.is_none() {
             // No channel to post on (never so on the page): go on at once.
+            let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
+        }
+    });
+    let _ = JsFuture::from(later).await;
+}
+
+/// Resolves after `duration`, the main thread the browser's meanwhile.
+pub async fn pause(duration: Duration) {
+    let later = Promise::new(&mut |resolve, _reject| {
+        let scheduled = web_sys::window().and_then(|window| {
+            window
+                .set_timeout_with_callback_and_timeout_and_arguments_0(
+                    &resolve,
+                    i32::try_from(duration.as_millis()).unwrap_or(i32::MAX),
+                )
+                .ok()
+        });
+        if scheduled.is_none() {
+            // No window to wait on (never so on the page): go on at once.
             let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
         }
     });

@@ -13,7 +13,9 @@ use crate::revise::{RecordsRevision, StoreChange, revise_records};
 use remind_core::memory::FeedbackMemory;
 use remind_core::memory_key::MemoryKey;
 use remind_core::record::{RecordId, StoredEmbedding};
-use remind_core::retrieval::embedding_refresh::{embedded_text, keys_to_embed, with_embeddings};
+use remind_core::retrieval::embedding_refresh::{
+    embedded_text, keys_to_embed, lessons_waiting_for_embedding, with_embeddings,
+};
 
 /// At most this many waiting lessons are embedded with a question: a lesson just
 /// taught is matched by meaning on the next question, while a large import is left to
@@ -57,8 +59,11 @@ pub async fn embed_question(
     let EmbedderStatus::Ready { model_id, .. } = embedder.status() else {
         return (None, Ok(None));
     };
-    let mut waiting = match lessons {
-        LessonsAlong::FewWaiting => keys_to_embed(view, &model_id),
+    let mut waiting: Vec<MemoryKey> = match lessons {
+        LessonsAlong::FewWaiting => keys_to_embed(view, &model_id)
+            .take(LESSONS_EMBEDDED_WITH_A_QUESTION + 1)
+            .cloned()
+            .collect(),
         LessonsAlong::QuestionOnly => Vec::new(),
     };
     if waiting.len() > LESSONS_EMBEDDED_WITH_A_QUESTION {
@@ -135,9 +140,11 @@ pub async fn embed_waiting_lessons(
     let EmbedderStatus::Ready { model_id, .. } = embedder.status() else {
         return (None, Ok(LessonsEmbedded::default_for(0)));
     };
-    let mut waiting = keys_to_embed(view, &model_id);
-    let total = waiting.len();
-    waiting.truncate(at_most);
+    let total = lessons_waiting_for_embedding(view, &model_id);
+    let waiting: Vec<MemoryKey> = keys_to_embed(view, &model_id)
+        .take(at_most)
+        .cloned()
+        .collect();
     if waiting.is_empty() {
         return (None, Ok(LessonsEmbedded::default_for(total)));
     }
@@ -155,7 +162,7 @@ pub async fn embed_waiting_lessons(
     let progress = match &revision.outcome {
         Ok(_) => Ok(LessonsEmbedded {
             embedded,
-            waiting: total - embedded,
+            waiting: total.saturating_sub(embedded),
         }),
         Err(e) => Err(EmbedError::Failed(format!(
             "the embeddings were not stored: {e}"

@@ -605,7 +605,7 @@ where
         let (memory, settings) = (self.memory.get(), self.settings());
         let nothing_waiting_for = match self.ports.embedder.status() {
             EmbedderStatus::Ready { model_id, .. }
-                if keys_to_embed(&memory, &model_id).is_empty() =>
+                if keys_to_embed(&memory, &model_id).next().is_none() =>
             {
                 Some(model_id)
             }

@@ -791,6 +791,11 @@ impl FeedbackMemory {
 
     /// Drops records for good (after the store erased them).
     pub fn erase(&mut self, ids: &[RecordId]) {
+        // Most revisions erase nothing (a usage count, stored embeddings): they keep the
+        // index, which ten thousand records take milliseconds to build again.
+        if ids.is_empty() {
+            return;
+        }
         let erased: HashSet<&RecordId> = ids.iter().collect();
         self.records.retain(|r| !erased.contains(&r.id));
         self.slot_of = OnceLock::new();
@@ -811,6 +816,38 @@ fn slots_of(records: &[Arc<MemoryRecord>]) -> HashMap<RecordId, usize> {
 mod tests {
     use super::*;
     use crate::record::Reach;
+
+    #[test]
+    fn erasing_no_record_keeps_the_index_by_id_and_erasing_one_rebuilds_it() {
+        let mut memory = FeedbackMemory::default();
+        for (i, question) in ["What is like < a > ?", "What rhymes with < b > ?"]
+            .into_iter()
+            .enumerate()
+        {
+            write(
+                &mut memory,
+                question,
+                "a lesson",
+                &format!("r{i}"),
+                i as i64,
+            );
+        }
+        let first = memory.records[0].id.clone();
+        let second = memory.records[1].id.clone();
+        assert!(memory.get(&second).is_some());
+        memory.erase(&[]);
+        assert!(
+            memory.slot_of.get().is_some(),
+            "nothing erased, the index kept"
+        );
+        memory.erase(std::slice::from_ref(&first));
+        assert!(
+            memory.slot_of.get().is_none(),
+            "a record erased, the index dropped"
+        );
+        assert_eq!(memory.get(&first), None);
+        assert_eq!(memory.get(&second).map(|r| &r.id), Some(&second));
+    }
 
     #[test]
     fn a_new_snapshot_copies_only_the_record_that_changed() {

@@ -319,7 +319,10 @@ mod tests {
             // The page embeds every current lesson without an embedding on the next
             // question (`embedding_refresh`), so the dropped one is replaced.
             let memory = FeedbackMemory::from_records(memory.records);
-            assert_eq!(keys_to_embed(&memory, "m"), vec![record.key.clone()]);
+            assert_eq!(
+                keys_to_embed(&memory, "m").collect::<Vec<_>>(),
+                [&record.key]
+            );
         }
         let kept = read_rows([holding(serde_json::json!([0.6, 0.8]))]);
         let embedding = kept.records[0].embedding.as_ref().expect("a unit vector");

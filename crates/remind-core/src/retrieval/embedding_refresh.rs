@@ -23,17 +23,30 @@ fn needs_embedding(record: &MemoryRecord, model: &str) -> bool {
 }
 
 /// The distinct keys of current clarifications without an embedding from `model`,
-/// oldest first.
-pub fn keys_to_embed(memory: &FeedbackMemory, model: &str) -> Vec<MemoryKey> {
-    // A set beside the list: thousands of imported lessons wait at once, and a scan of
-    // the list per lesson would be quadratic.
+/// oldest first, found as they are taken: a question takes at most a few (when more
+/// wait, the background embedding has them) and stops there, instead of hashing every
+/// key of a memory whose ten thousand imported lessons all wait.
+pub fn keys_to_embed<'m>(
+    memory: &'m FeedbackMemory,
+    model: &'m str,
+) -> impl Iterator<Item = &'m MemoryKey> + 'm {
+    // A set beside the scan: a key can be met twice only if the store broke the
+    // one-current-lesson rule, and a scan of the keys taken per lesson would be quadratic.
     let mut seen: HashSet<&MemoryKey> = HashSet::new();
     memory
         .current()
+        .filter(move |r| needs_embedding(r, model))
+        .map(|r| &r.key)
+        .filter(move |key| seen.insert(*key))
+}
+
+/// How many current clarifications wait for an embedding from `model`: counted without
+/// hashing their keys, as the background embedding asks after each of its steps.
+pub fn lessons_waiting_for_embedding(memory: &FeedbackMemory, model: &str) -> usize {
+    memory
+        .current()
         .filter(|r| needs_embedding(r, model))
-        .filter(|r| seen.insert(&r.key))
-        .map(|r| r.key.clone())
-        .collect()
+        .count()
 }
 
 /// The records of `memory` that need an embedding from `model` and have one in
@@ -73,9 +86,9 @@ mod tests {
             ("What is like < fast > ?", "I want a synonym"),
             ("What sounds like < good > ?", "I want a rhyme"),
         ]);
-        let keys = keys_to_embed(&memory, "m1");
-        let texts: Vec<&str> = keys.iter().map(embedded_text).collect();
+        let texts: Vec<&str> = keys_to_embed(&memory, "m1").map(embedded_text).collect();
         assert_eq!(texts, ["what is like < > ?", "what sounds like < > ?"]);
+        assert_eq!(lessons_waiting_for_embedding(&memory, "m1"), 2);
     }
 
     #[test]
@@ -86,8 +99,9 @@ mod tests {
         assert_eq!(embedded.len(), 1);
         assert_eq!(embedded[0].version, 1, "an embedding is not a new version");
         let memory = FeedbackMemory::from_records(embedded);
-        assert!(keys_to_embed(&memory, "m1").is_empty());
-        assert_eq!(keys_to_embed(&memory, "m2"), vec![key]);
+        assert_eq!(keys_to_embed(&memory, "m1").next(), None);
+        assert_eq!(lessons_waiting_for_embedding(&memory, "m1"), 0);
+        assert_eq!(keys_to_embed(&memory, "m2").collect::<Vec<_>>(), [&key]);
     }
 
     #[test]
