@@ -210,7 +210,7 @@ function print(s) {
   const w = s.first_embedding_cached.remind;
   if (w) {
     console.log(`\nRemind's worker: ${w.worker_script}, build ${w.build}; matmul kernels of the plan built before ready: ${w.matmul_kernels.join(', ')}; `
-      + `of the plans the timed runs used: ${w.plans ? w.plans.matmul_kernels.join(', ') : 'no plans message'}`);
+      + `of the plans the timed runs used: ${w.plans ? `${w.plans.matmul_kernels.join(', ')} (built in ${w.plans.build_ms.toFixed(0)} ms once idle)` : 'no plans message'}`);
   }
   const kept = s.first_embedding_cold.remind?.converted;
   if (w) {

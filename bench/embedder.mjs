@@ -85,8 +85,8 @@ async function startRemind() {
   // After a load from the ONNX file the worker keeps a converted copy for the next load
   // and says so with `converted`; the cold phase waits for it, or the warm one finds none.
   const converted = sentOnce();
-  // Once idle after `ready`, the worker builds the plans of later questions (in the
-  // relaxed-SIMD build with its weight products on int8 weights) and says so with `plans`.
+  // Once idle after `ready`, the worker builds the plans of later questions (with its
+  // weight products on int8 weights) and says so with `plans`.
   const plans = sentOnce();
   const ready = new Promise((resolve, reject) => {
     fail = reject;

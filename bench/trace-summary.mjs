@@ -40,7 +40,10 @@ const label = (e) => {
 for (const [key, list] of byThread) {
   const name = threadNames.get(key) ?? key;
   list.sort((a, b) => a.ts - b.ts || b.dur - a.dur);
-  const tasks = list.filter((e) => TASKS.has(e.name));
+  // A task's event nests in another's (RunTask around ThreadControllerImpl::RunTask):
+  // each counts once, as its outermost.
+  const all = list.filter((e) => TASKS.has(e.name));
+  const tasks = all.filter((e) => !all.some((o) => o !== e && o.ts <= e.ts && o.ts + o.dur >= e.ts + e.dur && (o.dur > e.dur || o.ts < e.ts || all.indexOf(o) < all.indexOf(e))));
   const busy = tasks.reduce((sum, e) => sum + Math.min(e.ts + e.dur, to) - Math.max(e.ts, from), 0) / 1000;
   if (busy < minMs) continue;
   console.log(`\n${name}: busy ${busy.toFixed(1)} ms in ${tasks.length} tasks`);

@@ -1,4 +1,4 @@
-// E2E: both builds of the embedder worker that ship (dist/, release builds: simd128 and relaxed SIMD) compute MiniLM as sentence-transformers and onnxruntime do with tract's wasm matmul kernels, a question is answered before a long request sent ahead of it, the page starts the relaxed one only where the browser validates relaxed SIMD, and a model that cannot load is a clear failure message, never a panic. Spoken to through its postMessage protocol, as the page and the benchmark speak to it.
+// E2E: both builds of the embedder worker that ship (dist/, release builds: simd128 and relaxed SIMD) compute MiniLM as sentence-transformers and onnxruntime do with tract's wasm matmul kernels, a question is answered before a long request sent ahead of it, a worker never idle still builds its int8 plans, the page starts the relaxed one only where the browser validates relaxed SIMD, and a model that cannot load is a clear failure message, never a panic. Spoken to through its postMessage protocol, as the page and the benchmark speak to it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -124,6 +124,7 @@ for (const { script, build } of BUILDS) {
         ? ['remind_i8_weights_i7x2_relaxed_dot ×72', 'wasm_f32_8x8 ×24']
         : ['remind_i8_weights_i14_i16_dot ×72', 'wasm_f32_8x8 ×24'];
       assert.deepEqual(reply.plans?.matmul_kernels, expected, `${build} kernels of the 16- and 32-token plans`);
+      assert.ok(reply.plans.build_ms > 0, `${build} says how long building the plans took: ${reply.plans.build_ms}`);
       assertParity(`${build} from the ONNX:`, reply.vectors);
       assertParity(`${build} from the ONNX, the plans of later questions:`, reply.afterPlans.vectors);
       assert.equal(reply.converted?.stored, true, `the worker kept its conversion: ${JSON.stringify(reply.converted)}`);
@@ -188,6 +189,41 @@ test('a question sent while a long request is being embedded is answered first, 
       { id: 2, kind: 'embedded', vectors: 1 },
       { id: 1, kind: 'embedded', vectors: 12 },
     ], 'the question waited for one lesson, not twelve');
+  });
+});
+
+test('a worker kept busy from ready on still builds its int8 plans, between two requests', { timeout: 180_000 }, async () => {
+  await withPage('worker-busy-plans', async (page) => {
+    // As a page does whose lessons were left waiting: background steps, one after the
+    // other, from the moment the worker is ready, so it is never idle.
+    const seen = await page.evaluate(({ script }) => new Promise((resolve) => {
+      const worker = new Worker(script);
+      const started = performance.now();
+      let readyAt = null;
+      let plans = null;
+      let steps = 0;
+      const step = () => worker.postMessage({ kind: 'embed', id: steps += 1, texts: ['what is the lesson like in plain words?', 'what rhymes with < good > ?'] });
+      const end = (why) => { worker.terminate(); resolve({ why, readyAt, plans, steps }); };
+      setTimeout(() => end('no plans within 60 s'), 60_000);
+      worker.onmessage = ({ data }) => {
+        if (data.kind === 'started') {
+          worker.postMessage({ kind: 'load', model_url: '/minilm/model.onnx', vocab_url: '/minilm/vocab.txt', model_id: `e2e-${crypto.randomUUID()}` });
+        } else if (data.kind === 'ready') {
+          readyAt = performance.now() - started;
+          step();
+        } else if (data.kind === 'plans') {
+          plans = { ...data, at: performance.now() - started };
+        } else if (data.kind === 'embedded') {
+          if (plans && steps > 3) end('plans');
+          else step();
+        } else if (['embed_failed', 'failed'].includes(data.kind)) {
+          end(`${data.kind}: ${data.error}`);
+        }
+      };
+    }), { script: BUILDS[1].script });
+    assert.equal(seen.why, 'plans', JSON.stringify(seen));
+    console.log(`plans built ${(seen.plans.at - seen.readyAt).toFixed(0)} ms after ready, in ${seen.plans.build_ms.toFixed(0)} ms, ${seen.steps} requests in all`);
+    assert.deepEqual(seen.plans.matmul_kernels, ['remind_i8_weights_i7x2_relaxed_dot ×72', 'wasm_f32_8x8 ×24']);
   });
 });
 

@@ -89,10 +89,12 @@ pub enum FromWorker {
         read_early: bool,
     },
     /// After `Ready`, once the worker has built the plans a later question may need (the
-    /// 32-token one; in the relaxed-SIMD build every plan again with its weight products
-    /// on int8 weights): the kernels its plans now run, as in `Ready`.
+    /// 32-token one, and every plan again with its weight products on int8 weights): the
+    /// kernels its plans now run, as in `Ready`, and how long building them held the
+    /// worker (a question that came meanwhile waited for it).
     Plans {
         matmul_kernels: Vec<String>,
+        build_ms: f64,
     },
     /// After a load from the ONNX file: the converted copy was written and kept in the
     /// cache for the next load (`stored`), or why not (`error`). Sent once the worker

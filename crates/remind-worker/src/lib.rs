@@ -45,8 +45,22 @@ const IDLE_BEFORE_DEFERRED_MS: f64 = 1000.0;
 enum State {
     Empty,
     Loading,
-    Ready(Box<TractEmbedder>, Option<Deferred>),
+    Ready(Box<TractEmbedder>, Option<Deferred>, PlansAfterReady),
     Failed(String),
+}
+
+/// How long after `Ready` the plans of later questions are built before the next text
+/// even while requests keep coming. A page that keeps the worker busy from `Ready` on
+/// (the background embedding of lessons left waiting, a request every few
+/// milliseconds) never leaves it idle, and would embed on the f32 plan, at half the
+/// speed, for as long as that lasts; one request waits for the build instead (0.2–0.3 s).
+const PLANS_DUE_AFTER_READY_MS: f64 = 2000.0;
+
+/// The plans `Ready` left for later ([`build_plans_after_ready`]): built by the warm-up,
+/// by the deferred work once the worker is idle, or before a text once they are due.
+struct PlansAfterReady {
+    due_at_ms: f64,
+    built: Cell<bool>,
 }
 
 /// What is left to do after `Ready`, so the first embedding does not wait for it: the
@@ -130,7 +144,11 @@ pub fn start() {
                                         last_request_ms.clone(),
                                         WARM_UP_RUNS,
                                     );
-                                    State::Ready(Box::new(embedder), Some(deferred))
+                                    let plans = PlansAfterReady {
+                                        due_at_ms: now_ms() + PLANS_DUE_AFTER_READY_MS,
+                                        built: Cell::new(false),
+                                    };
+                                    State::Ready(Box::new(embedder), Some(deferred), plans)
                                 }
                                 Err(error) => {
                                     post(&FromWorker::Failed {
@@ -179,9 +197,9 @@ fn warm_up_kernels(state: Rc<RefCell<State>>, last_request_ms: Rc<Cell<f64>>, ru
         if last_request_ms.get() != ready_at {
             return;
         }
-        if let State::Ready(embedder, _) = &*state.borrow() {
+        if let State::Ready(embedder, _, plans) = &*state.borrow() {
             if runs == WARM_UP_RUNS {
-                build_plans_after_ready(embedder);
+                build_plans_after_ready(embedder, plans);
             } else {
                 let _ = embedder.embed_counting_tokens("how warm is the kernel today?");
             }
@@ -199,9 +217,14 @@ fn warm_up_kernels(state: Rc<RefCell<State>>, last_request_ms: Rc<Cell<f64>>, ru
 /// Builds the plans a question after `Ready` may need: the 32-token one, and (in both
 /// wasm builds) every plan again with the weight products on int8 weights
 /// (`TractEmbedder::quantize_products`), which the first plan was built without so that
-/// `Ready` comes sooner. Says what the plans now run with `Plans` when it built any; the
-/// warm-up and the deferred work both call it, and the second finds nothing to do.
-fn build_plans_after_ready(embedder: &TractEmbedder) {
+/// `Ready` comes sooner. Says what the plans now run with `Plans` when it built any. The
+/// warm-up, the deferred work and a text once the plans are due all call it; it builds
+/// them once.
+fn build_plans_after_ready(embedder: &TractEmbedder, plans: &PlansAfterReady) {
+    if plans.built.replace(true) {
+        return;
+    }
+    let started = now_ms();
     let before = embedder.matmul_kernels();
     // A plan that fails to build fails the question that needs it, with its error; a
     // failed switch leaves the f32 plans.
@@ -211,7 +234,10 @@ fn build_plans_after_ready(embedder: &TractEmbedder) {
     let _ = embedder.warm_up_up_to(TOKENS_PLANNED_AFTER_READY);
     let matmul_kernels = embedder.matmul_kernels();
     if matmul_kernels != before {
-        post(&FromWorker::Plans { matmul_kernels });
+        post(&FromWorker::Plans {
+            matmul_kernels,
+            build_ms: now_ms() - started,
+        });
     }
 }
 
@@ -237,17 +263,17 @@ fn when_idle(state: Rc<RefCell<State>>, last_request_ms: Rc<Cell<f64>>) {
 /// converted model and keeps it in the cache, saying so with `Converted`.
 fn run_deferred(state: &Rc<RefCell<State>>) {
     let deferred = match &mut *state.borrow_mut() {
-        State::Ready(_, deferred) => deferred.take(),
+        State::Ready(_, deferred, _) => deferred.take(),
         _ => None,
     };
     let Some(deferred) = deferred else {
         return;
     };
     let state = state.borrow();
-    let State::Ready(embedder, _) = &*state else {
+    let State::Ready(embedder, _, plans) = &*state else {
         return;
     };
-    build_plans_after_ready(embedder);
+    build_plans_after_ready(embedder, plans);
     let Some(KeepConversion { cache, url, marker }) = deferred.keep_conversion else {
         return;
     };
@@ -404,9 +430,12 @@ impl Requests {
             post(&refused);
             return;
         }
-        let State::Ready(embedder, _) = &*state else {
+        let State::Ready(embedder, _, plans) = &*state else {
             return;
         };
+        if now_ms() >= plans.due_at_ms {
+            build_plans_after_ready(embedder, plans);
+        }
         let request = &mut waiting[next];
         let started = now_ms();
         let embedded = request
