@@ -819,19 +819,7 @@ mod tests {
 
     #[test]
     fn erasing_no_record_keeps_the_index_by_id_and_erasing_one_rebuilds_it() {
-        let mut memory = FeedbackMemory::default();
-        for (i, question) in ["What is like < a > ?", "What rhymes with < b > ?"]
-            .into_iter()
-            .enumerate()
-        {
-            write(
-                &mut memory,
-                question,
-                "a lesson",
-                &format!("r{i}"),
-                i as i64,
-            );
-        }
+        let mut memory = lessons_of(&["What is like < a > ?", "What rhymes with < b > ?"]);
         let first = memory.records[0].id.clone();
         let second = memory.records[1].id.clone();
         assert!(memory.get(&second).is_some());
@@ -851,23 +839,11 @@ mod tests {
 
     #[test]
     fn a_new_snapshot_copies_only_the_record_that_changed() {
-        let mut memory = FeedbackMemory::default();
-        for (i, question) in [
+        let mut memory = lessons_of(&[
             "What is like < a > ?",
             "What rhymes with < b > ?",
             "What is the opposite of < c > ?",
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            write(
-                &mut memory,
-                question,
-                "a lesson",
-                &format!("r{i}"),
-                i as i64,
-            );
-        }
+        ]);
         let before = memory.clone();
         let mut counted = MemoryRecord::clone(&memory.records()[1]);
         counted.stats.times_applied += 1;
@@ -926,6 +902,21 @@ mod tests {
             Some(7)
         );
         assert_eq!(memory.records().len(), 1);
+    }
+
+    /// A memory of one lesson per question, ids `r0`, `r1`, … in order.
+    fn lessons_of(questions: &[&str]) -> FeedbackMemory {
+        let mut memory = FeedbackMemory::default();
+        for (i, question) in questions.iter().enumerate() {
+            write(
+                &mut memory,
+                question,
+                "a lesson",
+                &format!("r{i}"),
+                i as i64,
+            );
+        }
+        memory
     }
 
     fn write(

@@ -174,12 +174,17 @@ mod portable;
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 use portable::{encode, largest_magnitude, tile_product};
 
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod wasm_lanes;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+use wasm_lanes::largest_magnitude;
+
 #[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
 mod activation_digits;
 #[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
 mod relaxed_simd;
 #[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
-use relaxed_simd::{encode, largest_magnitude, tile_product};
+use relaxed_simd::{encode, tile_product};
 
 #[cfg(all(
     target_arch = "wasm32",
@@ -192,7 +197,7 @@ mod simd128;
     target_feature = "simd128",
     not(target_feature = "relaxed-simd")
 ))]
-use simd128::{encode, largest_magnitude, tile_product};
+use simd128::{encode, tile_product};
 
 /// What the embedder reports for a product this crate runs, naming this build's kernel.
 pub const KERNEL_NAME: &str = if cfg!(all(target_arch = "wasm32", target_feature = "relaxed-simd"))

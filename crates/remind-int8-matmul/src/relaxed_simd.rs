@@ -5,34 +5,13 @@
 use std::arch::wasm32::*;
 
 use super::activation_digits::{ActivationDigits, Digits, TileDigits, digit_index};
+use super::wasm_lanes;
 use super::{ACTIVATION_MAX, GROUP, OFFSET, PANEL, PanelSums, TILE, TileProduct};
 
 pub(super) type Activations = ActivationDigits;
 
 pub(super) fn encode(x: &[f32], tokens: usize, k: usize) -> Activations {
     ActivationDigits::new(x, tokens, k, write_digits)
-}
-
-pub(super) fn largest_magnitude(row: &[f32]) -> f32 {
-    let mut largest = f32x4_splat(0.0);
-    let mut quads = row.chunks_exact(4);
-    for quad in &mut quads {
-        // SAFETY: a chunk of four f32 is 16 readable bytes.
-        let v = unsafe { v128_load(quad.as_ptr() as *const v128) };
-        largest = f32x4_max(largest, f32x4_abs(v));
-    }
-    let lanes = [
-        f32x4_extract_lane::<0>(largest),
-        f32x4_extract_lane::<1>(largest),
-        f32x4_extract_lane::<2>(largest),
-        f32x4_extract_lane::<3>(largest),
-    ];
-    quads
-        .remainder()
-        .iter()
-        .fold(lanes.into_iter().fold(0f32, f32::max), |m, v| {
-            m.max(v.abs())
-        })
 }
 
 /// Four values (one group of the reduction axis) at a time: each group's digits are four
@@ -90,8 +69,7 @@ pub(super) fn tile_product(
             }
         }
     }
-    // SAFETY: a tile's four token scales are 16 readable bytes.
-    let token_scales = unsafe { v128_load(token_scales.as_ptr() as *const v128) };
+    let token_scales = wasm_lanes::token_scales(token_scales);
     std::array::from_fn(|lane| {
         let exact = i32x4_add(
             i32x4_shl(
@@ -100,15 +78,6 @@ pub(super) fn tile_product(
             ),
             sums_lo[lane],
         );
-        let y = f32x4_mul(
-            f32x4_mul(f32x4_convert_i32x4(exact), token_scales),
-            f32x4_splat(panel.weight_scales[lane]),
-        );
-        [
-            f32x4_extract_lane::<0>(y),
-            f32x4_extract_lane::<1>(y),
-            f32x4_extract_lane::<2>(y),
-            f32x4_extract_lane::<3>(y),
-        ]
+        wasm_lanes::scaled(exact, token_scales, panel.weight_scales[lane])
     })
 }

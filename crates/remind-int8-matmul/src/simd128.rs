@@ -10,6 +10,7 @@
 
 use std::arch::wasm32::*;
 
+use super::wasm_lanes;
 use super::{ACTIVATION_MAX, GROUP, OFFSET, PANEL, PanelSums, TILE, TileProduct, token_scale};
 
 /// `tokens` rows as `q + 8192` in i16, packed in tiles of [`TILE`] tokens,
@@ -62,28 +63,6 @@ pub(super) fn encode(x: &[f32], tokens: usize, k: usize) -> Activations {
     }
 }
 
-pub(super) fn largest_magnitude(row: &[f32]) -> f32 {
-    let mut largest = f32x4_splat(0.0);
-    let mut quads = row.chunks_exact(4);
-    for quad in &mut quads {
-        // SAFETY: a chunk of four f32 is 16 readable bytes.
-        let v = unsafe { v128_load(quad.as_ptr() as *const v128) };
-        largest = f32x4_max(largest, f32x4_abs(v));
-    }
-    let lanes = [
-        f32x4_extract_lane::<0>(largest),
-        f32x4_extract_lane::<1>(largest),
-        f32x4_extract_lane::<2>(largest),
-        f32x4_extract_lane::<3>(largest),
-    ];
-    quads
-        .remainder()
-        .iter()
-        .fold(lanes.into_iter().fold(0f32, f32::max), |m, v| {
-            m.max(v.abs())
-        })
-}
-
 pub(super) fn tile_product(
     weights: &[i8],
     activations: &Activations,
@@ -91,7 +70,9 @@ pub(super) fn tile_product(
     panel: PanelSums,
 ) -> TileProduct {
     let values = &activations.values[tile * activations.tile_len..][..activations.tile_len];
-    let token_scales = &activations.scales[tile * TILE..][..TILE];
+    let token_scales: &[f32; TILE] = activations.scales[tile * TILE..][..TILE]
+        .try_into()
+        .expect("a tile's scales");
     let groups = values.len() / (TILE * GROUP);
     assert!(weights.len() >= groups * PANEL * GROUP);
     // Per output, the first two tokens' sums and the last two's, each lane half a
@@ -113,23 +94,13 @@ pub(super) fn tile_product(
             }
         }
     }
-    // SAFETY: a tile's four token scales are 16 readable bytes.
-    let token_scales = unsafe { v128_load(token_scales.as_ptr() as *const v128) };
+    let token_scales = wasm_lanes::token_scales(token_scales);
     std::array::from_fn(|lane| {
         let sums = i32x4_add(
             i32x4_shuffle::<0, 2, 4, 6>(sums_01[lane], sums_23[lane]),
             i32x4_shuffle::<1, 3, 5, 7>(sums_01[lane], sums_23[lane]),
         );
         let exact = i32x4_sub(sums, i32x4_splat(panel.high_offsets[lane] << 7));
-        let y = f32x4_mul(
-            f32x4_mul(f32x4_convert_i32x4(exact), token_scales),
-            f32x4_splat(panel.weight_scales[lane]),
-        );
-        [
-            f32x4_extract_lane::<0>(y),
-            f32x4_extract_lane::<1>(y),
-            f32x4_extract_lane::<2>(y),
-            f32x4_extract_lane::<3>(y),
-        ]
+        wasm_lanes::scaled(exact, token_scales, panel.weight_scales[lane])
     })
 }
