@@ -145,8 +145,9 @@ impl QuantizedWeights {
     }
 }
 
-/// What a panel's sums need to become its products: the high digit's offset times `Σw`
-/// (the digit kernels subtract it) and the weights' scales, one per output.
+/// What a panel's sums need to become its products: `64 · Σw` per output (what the
+/// digit kernels' high digit and, times 128, the simd128 kernel's offset values add to
+/// the sums, so each kernel subtracts it) and the weights' scales, one per output.
 #[derive(Clone, Copy)]
 struct PanelSums<'a> {
     high_offsets: &'a [i32; PANEL],
