@@ -2,7 +2,7 @@
 //! offset into `0..=16383` and written as two 7-bit digits, packed in tiles of [`TILE`]
 //! tokens, `[k / GROUP][TILE][GROUP]` bytes per tile for each digit.
 
-use super::{GROUP, TILE, token_scale};
+use super::{TILE, token_scale};
 
 pub(super) struct ActivationDigits {
     tiles: usize,
@@ -74,9 +74,4 @@ impl ActivationDigits {
                 .expect("a tile's scales"),
         }
     }
-}
-
-/// Where value `index` of a row goes in its tile's digits, for the token in `column`.
-pub(super) fn digit_index(index: usize, column: usize) -> usize {
-    ((index / GROUP) * TILE + column) * GROUP + index % GROUP
 }

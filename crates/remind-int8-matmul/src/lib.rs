@@ -154,6 +154,12 @@ struct PanelSums<'a> {
     weight_scales: &'a [f32; PANEL],
 }
 
+/// Where value `index` of a token's row goes in its tile, for the token in `column`: every
+/// kernel's activations are laid out `[k / GROUP][TILE][GROUP]` per tile.
+fn tile_index(index: usize, column: usize) -> usize {
+    ((index / GROUP) * TILE + column) * GROUP + index % GROUP
+}
+
 /// The scale of a token's row: its largest magnitude becomes [`ACTIVATION_MAX`].
 fn token_scale(row: &[f32]) -> f32 {
     let largest = largest_magnitude(row);

@@ -1,8 +1,8 @@
 //! The digit kernel written plainly, for every build but the wasm ones (natively it is
 //! what the tests hold to the f32 products).
 
-use super::activation_digits::{ActivationDigits, Digits, TileDigits, digit_index};
-use super::{ACTIVATION_MAX, GROUP, OFFSET, PANEL, PanelSums, TILE, TileProduct};
+use super::activation_digits::{ActivationDigits, Digits, TileDigits};
+use super::{ACTIVATION_MAX, GROUP, OFFSET, PANEL, PanelSums, TILE, TileProduct, tile_index};
 
 pub(super) type Activations = ActivationDigits;
 
@@ -38,7 +38,7 @@ pub(super) fn largest_magnitude(row: &[f32]) -> f32 {
 fn write_digits(row: &[f32], inverse_scale: f32, digits: Digits) {
     for (index, &v) in row.iter().enumerate() {
         let (hi, lo) = quantized_digits(v, inverse_scale);
-        let at = digit_index(index, digits.column);
+        let at = tile_index(index, digits.column);
         digits.hi[at] = hi;
         digits.lo[at] = lo;
     }

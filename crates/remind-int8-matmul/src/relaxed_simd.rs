@@ -4,9 +4,9 @@
 
 use std::arch::wasm32::*;
 
-use super::activation_digits::{ActivationDigits, Digits, TileDigits, digit_index};
+use super::activation_digits::{ActivationDigits, Digits, TileDigits};
 use super::wasm_lanes;
-use super::{ACTIVATION_MAX, GROUP, OFFSET, PANEL, PanelSums, TILE, TileProduct};
+use super::{GROUP, PANEL, PanelSums, TILE, TileProduct, tile_index};
 
 pub(super) type Activations = ActivationDigits;
 
@@ -18,19 +18,14 @@ pub(super) fn encode(x: &[f32], tokens: usize, k: usize) -> Activations {
 /// consecutive bytes of the tile.
 fn write_digits(row: &[f32], inverse_scale: f32, digits: Digits) {
     let inverse = f32x4_splat(inverse_scale);
-    let (low, high) = (f32x4_splat(-ACTIVATION_MAX), f32x4_splat(ACTIVATION_MAX));
-    let offset = i32x4_splat(OFFSET);
     let seven_bits = i32x4_splat(127);
     let bytes = |v: v128| {
         let narrowed = u8x16_narrow_i16x8(i16x8_narrow_i32x4(v, v), i16x8_splat(0));
         i32x4_extract_lane::<0>(narrowed).to_le_bytes()
     };
     for (group, quad) in row.chunks_exact(GROUP).enumerate() {
-        // SAFETY: a chunk of four f32 is 16 readable bytes.
-        let v = unsafe { v128_load(quad.as_ptr() as *const v128) };
-        let q = f32x4_min(f32x4_max(f32x4_nearest(f32x4_mul(v, inverse)), low), high);
-        let value = i32x4_add(i32x4_trunc_sat_f32x4(q), offset);
-        let at = digit_index(group * GROUP, digits.column);
+        let value = wasm_lanes::offset_values(quad, inverse);
+        let at = tile_index(group * GROUP, digits.column);
         digits.hi[at..at + GROUP].copy_from_slice(&bytes(u32x4_shr(value, 7)));
         digits.lo[at..at + GROUP].copy_from_slice(&bytes(v128_and(value, seven_bits)));
     }

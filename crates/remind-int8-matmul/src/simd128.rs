@@ -11,7 +11,7 @@
 use std::arch::wasm32::*;
 
 use super::wasm_lanes;
-use super::{ACTIVATION_MAX, GROUP, OFFSET, PANEL, PanelSums, TILE, TileProduct, token_scale};
+use super::{GROUP, PANEL, PanelSums, TILE, TileProduct, tile_index, token_scale};
 
 /// `tokens` rows as `q + 8192` in i16, packed in tiles of [`TILE`] tokens,
 /// `[k / GROUP][TILE][GROUP]` values per tile: a group of a tile is two vectors, the
@@ -35,8 +35,6 @@ pub(super) fn encode(x: &[f32], tokens: usize, k: usize) -> Activations {
     let tile_len = k * TILE;
     let mut values = vec![0i16; tiles * tile_len];
     let mut scales = vec![0f32; tiles * TILE];
-    let (low, high) = (f32x4_splat(-ACTIVATION_MAX), f32x4_splat(ACTIVATION_MAX));
-    let offset = i32x4_splat(OFFSET);
     for (token, row) in x.chunks_exact(k).take(tokens).enumerate() {
         let scale = token_scale(row);
         scales[token] = scale;
@@ -44,11 +42,8 @@ pub(super) fn encode(x: &[f32], tokens: usize, k: usize) -> Activations {
         let (tile, column) = (token / TILE, token % TILE);
         let tile_values = &mut values[tile * tile_len..][..tile_len];
         for (group, quad) in row.chunks_exact(GROUP).enumerate() {
-            // SAFETY: a chunk of four f32 is 16 readable bytes.
-            let v = unsafe { v128_load(quad.as_ptr() as *const v128) };
-            let q = f32x4_min(f32x4_max(f32x4_nearest(f32x4_mul(v, inverse)), low), high);
-            let shifted = i32x4_add(i32x4_trunc_sat_f32x4(q), offset);
-            let at = (group * TILE + column) * GROUP;
+            let shifted = wasm_lanes::offset_values(quad, inverse);
+            let at = tile_index(group * GROUP, column);
             tile_values[at] = i32x4_extract_lane::<0>(shifted) as i16;
             tile_values[at + 1] = i32x4_extract_lane::<1>(shifted) as i16;
             tile_values[at + 2] = i32x4_extract_lane::<2>(shifted) as i16;

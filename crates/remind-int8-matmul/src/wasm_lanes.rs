@@ -1,10 +1,10 @@
 //! What both wasm kernels (relaxed SIMD and simd128 alone) do four lanes at a time
-//! besides their dot products: a row's largest magnitude, and a tile's exact sums scaled
-//! back to f32.
+//! besides their dot products: a row's largest magnitude, its values quantised, and a
+//! tile's exact sums scaled back to f32. One copy, so both kernels quantise alike.
 
 use std::arch::wasm32::*;
 
-use super::TILE;
+use super::{ACTIVATION_MAX, OFFSET, TILE};
 
 pub(super) fn largest_magnitude(row: &[f32]) -> f32 {
     let mut largest = f32x4_splat(0.0);
@@ -20,6 +20,17 @@ pub(super) fn largest_magnitude(row: &[f32]) -> f32 {
         .fold(lanes(largest).into_iter().fold(0f32, f32::max), |m, v| {
             m.max(v.abs())
         })
+}
+
+/// Four values of a row (`quad`) as both kernels take them: `round(v · inverse)`, ties to
+/// even, clamped to ±8191 and offset by 8192 into `0..=16383`, as i32 lanes.
+pub(super) fn offset_values(quad: &[f32], inverse: v128) -> v128 {
+    assert_eq!(quad.len(), 4, "four values");
+    // SAFETY: four f32 are 16 readable bytes.
+    let v = unsafe { v128_load(quad.as_ptr() as *const v128) };
+    let (low, high) = (f32x4_splat(-ACTIVATION_MAX), f32x4_splat(ACTIVATION_MAX));
+    let q = f32x4_min(f32x4_max(f32x4_nearest(f32x4_mul(v, inverse)), low), high);
+    i32x4_add(i32x4_trunc_sat_f32x4(q), i32x4_splat(OFFSET))
 }
 
 /// A tile's four token scales as one vector.
