@@ -6,6 +6,7 @@ pub mod http_llm;
 pub mod http_model_catalog;
 pub mod idb_store;
 pub mod leave_guard;
+pub mod load_marks;
 pub mod local_conversations;
 pub mod local_settings;
 pub mod tab_broadcast;

@@ -2,8 +2,12 @@
 
 #[cfg(target_arch = "wasm32")]
 fn main() {
+    use remind_web::adapters::load_marks::{LoadStep, mark};
     console_error_panic_hook::set_once();
+    mark(LoadStep::WasmStarted);
+    remind_web::wiring::open_memory_ahead();
     leptos::mount::mount_to_body(remind_web::ui::app::App);
+    mark(LoadStep::Mounted);
 }
 
 #[cfg(not(target_arch = "wasm32"))]

@@ -41,6 +41,12 @@ fn embedder_model_id() -> String {
     format!("all-minilm-l6-v2-int8-{}", &sha[..sha.len().min(12)])
 }
 
+/// Starts opening the page's database before the page is drawn
+/// ([`IdbStore::open_ahead`]); the session's first read takes that open over.
+pub fn open_memory_ahead() {
+    IdbStore::open_ahead();
+}
+
 /// The page's session. The embedder worker starts loading the model once the session
 /// has shown the memory (`Session::load`); `on_embedder_status` hears its progress, and
 /// `on_write_progress` how far a large write to the memory (an import) has come.

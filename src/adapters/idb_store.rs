@@ -15,17 +15,21 @@
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
+use std::task::Context;
 
+use futures::FutureExt;
+use futures::future::{LocalBoxFuture, Shared};
 use js_sys::{Array, Float32Array, Function, JSON, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{
-    DomException, IdbCursorWithValue, IdbDatabase, IdbObjectStore, IdbObjectStoreParameters,
-    IdbOpenDbRequest, IdbRequest, IdbTransaction, IdbTransactionMode, IdbVersionChangeEvent,
+    DomException, IdbDatabase, IdbObjectStore, IdbObjectStoreParameters, IdbOpenDbRequest,
+    IdbRequest, IdbTransaction, IdbTransactionMode, IdbVersionChangeEvent,
 };
 
 use crate::adapters::leave_guard::WriteInFlight;
+use crate::adapters::load_marks::{LoadStep, mark};
 use remind_app::ports::{MemoryStore, StoreChange, StoreError, WriteProgress};
 use remind_core::learning_curve::TurnEvent;
 use remind_core::record::{MemoryRecord, RecordId, StoredEmbedding};
@@ -249,7 +253,9 @@ async fn load_records_from(db: &IdbDatabase) -> Result<StoredMemory, StoreError>
         .object_store(RECORD_BLOCKS)
         .map_err(|e| failed("reading", e))?;
     let rows = tx.object_store(RECORDS).map_err(|e| failed("reading", e))?;
-    Ok(read_contents(&blocks, &rows).await?.stored)
+    let stored = read_contents(&blocks, &rows).await?.stored;
+    mark(LoadStep::RecordsRead);
+    Ok(stored)
 }
 
 /// The blocks' records and the rows beside them, both stores read by requests issued
@@ -262,26 +268,28 @@ async fn read_contents(
     Ok(StoreContents::of(blocks?, rows?))
 }
 
-/// Every block of the blocks store, read ([`ReadBlocks::add`]) one at a time through a
-/// cursor: each block is decoded while the browser reads the next. One `getAll` had
-/// the page wait for all of them (0.1 s at 100 000 lessons), then decode them in one
-/// task (0.3 s) during which nothing on the page answered.
+/// Every block of the blocks store, read ([`ReadBlocks::add`]) one at a time as it
+/// arrives: its keys first, then a `get` for each, all asked for before the first is
+/// awaited, so the browser reads the next blocks while the page decodes one. One
+/// `getAll` had the page wait for all of them (0.1 s at 100 000 lessons), then decode
+/// them in one task (0.3 s) during which nothing on the page answered; a cursor
+/// waited for the page before reading each next block (at 10 000 lessons its 64
+/// blocks took 80 ms, 20 of them the page's decoding).
 async fn read_all_blocks(store: &IdbObjectStore) -> Result<ReadBlocks, StoreError> {
-    let walk = store.open_cursor().map_err(|e| failed("reading", e))?;
+    let keys = store.get_all_keys().map_err(|e| failed("reading", e))?;
+    let keys = Array::from(&settle(&keys).await.map_err(|e| failed("reading", e))?);
+    let mut gets = Vec::with_capacity(keys.length() as usize);
+    for key in keys.iter() {
+        let get = store.get(&key).map_err(|e| failed("reading", e))?;
+        gets.push((key, settle(&get)));
+    }
     let mut read = ReadBlocks::default();
-    loop {
-        let at = settle(&walk).await.map_err(|e| failed("reading", e))?;
-        let Some(cursor) = at.dyn_ref::<IdbCursorWithValue>() else {
-            return Ok(read);
-        };
-        let key = cursor.key().map_err(|e| failed("reading", e))?;
-        let value = cursor.value().map_err(|e| failed("reading", e))?;
-        // Asked for before this block is decoded, so the two overlap; the transaction
-        // is still active, in the microtasks of the success event.
-        cursor.continue_().map_err(|e| failed("reading", e))?;
+    for (key, get) in gets {
+        let value = get.await.map_err(|e| failed("reading", e))?;
         let (key, value) = block_entry(&key, &value)?;
         read.add(key, value);
     }
+    Ok(read)
 }
 
 /// A block as read: its key as JSON text, and its value.
@@ -904,9 +912,28 @@ fn take_simulated_failure() -> Option<StoreError> {
     })
 }
 
+/// An open under way, shared by every use that needs the connection meanwhile.
+type Opening = Shared<LocalBoxFuture<'static, Result<IdbDatabase, StoreError>>>;
+
 thread_local! {
     /// The page's connection to the database, once opened ([`connection`]).
     static CONNECTION: std::cell::RefCell<Option<IdbDatabase>> = const { std::cell::RefCell::new(None) };
+    /// The open under way, if any ([`opening`]).
+    static OPENING: std::cell::RefCell<Option<Opening>> = const { std::cell::RefCell::new(None) };
+}
+
+impl IdbStore {
+    /// Asks the browser to open the database now, before the page is drawn, so that
+    /// it opens while the page builds (about 13 ms at a reload); the page's first read
+    /// then takes this open over instead of starting its own once it is drawn.
+    pub fn open_ahead() {
+        let mut ahead = opening();
+        // The first poll issues the open request; the task below sees it through.
+        let _ = ahead.poll_unpin(&mut Context::from_waker(futures::task::noop_waker_ref()));
+        wasm_bindgen_futures::spawn_local(async move {
+            let _ = ahead.await;
+        });
+    }
 }
 
 /// The page's connection to the database: opened ([`open`]) on first use and kept.
@@ -921,12 +948,26 @@ async fn connection() -> Result<IdbDatabase, StoreError> {
     if let Some(db) = CONNECTION.with_borrow(Clone::clone) {
         return Ok(db);
     }
-    let opened = open().await?;
-    if let Some(db) = CONNECTION.with_borrow(Clone::clone) {
-        // Another use opened one while this one waited: one is enough.
-        opened.close();
-        return Ok(db);
-    }
+    opening().await
+}
+
+/// The open under way, or a new one: uses that need the connection while it opens
+/// wait for the same open rather than each opening one.
+fn opening() -> Opening {
+    OPENING.with_borrow_mut(|opening| {
+        opening
+            .get_or_insert_with(|| open_and_keep().boxed_local().shared())
+            .clone()
+    })
+}
+
+/// Opens the database and keeps the connection as the page's ([`connection`]).
+async fn open_and_keep() -> Result<IdbDatabase, StoreError> {
+    let opened = open().await;
+    // Done, whatever the outcome: a failed open is tried afresh by the next use.
+    OPENING.with_borrow_mut(|opening| *opening = None);
+    let opened = opened?;
+    mark(LoadStep::DatabaseOpen);
     let let_go = {
         let db = opened.clone();
         Closure::once_into_js(move || {

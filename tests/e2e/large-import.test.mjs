@@ -43,7 +43,7 @@ async function previewLarge(page, file) {
   await page.locator('#import-preview').waitFor({ timeout: 120_000 });
 }
 
-test('a merge of 11 500 lessons shows its progress and stores every record, as the file holds it', { timeout: 300_000 }, async () => {
+test('a merge of 11 500 lessons shows its progress, stores every record as the file holds it, and the memory browser draws a page of them once opened', { timeout: 300_000 }, async () => {
   const document = largeExport(LESSONS);
   const file = writeFile('large.json', document);
   assert.ok(fs.statSync(file).size > 5_000_000, 'the file is the issue\'s 5 MB');
@@ -79,7 +79,9 @@ test('a merge of 11 500 lessons shows its progress and stores every record, as t
       assert.ok(row, `${record.id} is stored`);
       assert.deepEqual(row, { id: record.id, key: record.key, question: record.question, clarification: record.clarification, state: 'current' });
     }
-    assert.equal(await page.locator('#memory-list .memory-item').count(), 100, 'the memory browser draws a page');
+    assert.equal(await page.locator('#memory-list .memory-item').count(), 0, 'the memory browser, closed, draws nothing');
+    await page.evaluate(() => { document.querySelector('#memory-browser').open = true; });
+    await page.waitForFunction(() => document.querySelectorAll('#memory-list .memory-item').length === 100);
     assert.match(await page.locator('#memory-more').textContent(), /Showing 100 of 11500 lessons/);
 
     // A reload says it is reading the memory until it has, rather than showing 0.

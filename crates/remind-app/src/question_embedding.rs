@@ -125,14 +125,15 @@ pub async fn prepare_question(
 }
 
 /// Embeds up to `at_most` of the lessons in `view` that lack an embedding from the
-/// ready model, oldest first, and stores them. Nothing is done when no model is ready
-/// or nothing waits. The revision is what storing them wrote, to take on after it, if
-/// any.
+/// ready model, oldest first, and stores them once `free_to_store` resolves. Nothing
+/// is done when no model is ready or nothing waits. The revision is what storing them
+/// wrote, to take on after it, if any.
 pub async fn embed_waiting_lessons(
     store: &impl MemoryStore,
     embedder: &impl EmbeddingService,
     view: &FeedbackMemory,
     at_most: usize,
+    free_to_store: impl Future<Output = ()>,
 ) -> (
     Option<RecordsRevision<usize>>,
     Result<LessonsEmbedded, EmbedError>,
@@ -158,6 +159,7 @@ pub async fn embed_waiting_lessons(
     };
     let computed: Vec<(MemoryKey, Vec<f32>)> = waiting.into_iter().zip(vectors).collect();
     let embedded = computed.len();
+    free_to_store.await;
     let revision = store_embeddings(store, view, &model_id, computed).await;
     let progress = match &revision.outcome {
         Ok(_) => Ok(LessonsEmbedded {

@@ -667,12 +667,16 @@ where
     }
 
     /// Embeds up to `at_most` of the lessons still waiting for an embedding from the
-    /// ready model (after an import or a model change), stores them, and says how many
-    /// still wait. The page calls it in the background until none do; meanwhile those
-    /// lessons are matched by wording, so no question waits for them.
+    /// ready model (after an import or a model change), stores them once
+    /// `free_to_store` resolves, and says how many still wait. The page calls it in the
+    /// background until none do; meanwhile those lessons are matched by wording, so no
+    /// question waits for them. The page holds the storing while a question is asked:
+    /// reading and rewriting the lessons' blocks and showing the new snapshot take the
+    /// main thread for milliseconds the question's reply would otherwise wait.
     pub async fn embed_waiting_lessons(
         &self,
         at_most: usize,
+        free_to_store: impl Future<Output = ()>,
     ) -> Result<LessonsEmbedded, EmbedError> {
         if self.reading_embeddings() {
             // The load's second snapshot, with the embeddings read, calls for this again.
@@ -684,6 +688,7 @@ where
             &self.ports.embedder,
             &view,
             at_most,
+            free_to_store,
         )
         .await;
         if let Some(revision) = revision {

@@ -16,7 +16,9 @@ use remind_core::record::{Reach, RecordId, Timestamp};
 use remind_core::sentence_embedding::{EmbedError, Embedder};
 use remind_core::write_gate::Durability;
 use std::cell::{Cell, RefCell};
+use std::future::ready;
 use std::rc::Rc;
+use std::task::Context;
 use support::in_memory_store::InMemoryStore;
 use support::in_process_embeddings::InProcessEmbeddings;
 use support::scripted::{
@@ -96,7 +98,7 @@ fn the_background_step_embeds_in_batches_until_none_wait() {
     let store = store_with_lessons(45);
     let session = session_with(&store, "bg", InProcessEmbeddings(CountingModel::default()));
     let steps: Vec<LessonsEmbedded> = (0..4)
-        .map(|_| block_on(session.embed_waiting_lessons(20)).expect("embedded"))
+        .map(|_| block_on(session.embed_waiting_lessons(20, ready(()))).expect("embedded"))
         .collect();
     let seen: Vec<(usize, usize)> = steps.iter().map(|s| (s.embedded, s.waiting)).collect();
     assert_eq!(seen, [(20, 25), (20, 5), (5, 0), (0, 0)]);
@@ -112,10 +114,44 @@ fn the_background_step_embeds_in_batches_until_none_wait() {
 }
 
 #[test]
+fn a_background_step_stores_its_embeddings_only_once_the_page_lets_it() {
+    let store = store_with_lessons(3);
+    let model = CountingModel::default();
+    let session = session_with(&store, "held", InProcessEmbeddings(model.clone()));
+    let (let_it_store, free) = futures::channel::oneshot::channel::<()>();
+    let mut step = Box::pin(session.embed_waiting_lessons(10, async {
+        free.await.expect("the page lets the step store");
+    }));
+    let mut context = Context::from_waker(futures::task::noop_waker_ref());
+    assert!(step.as_mut().poll(&mut context).is_pending());
+    assert_eq!(model.0.get(), 3, "the lessons are embedded meanwhile");
+    assert_eq!(embedded_count(&store), 0, "nothing is stored while held");
+    assert!(
+        session
+            .memory()
+            .records()
+            .iter()
+            .all(|r| r.embedding.is_none())
+    );
+
+    let_it_store.send(()).expect("the step waits");
+    let step = block_on(step).expect("embedded");
+    assert_eq!((step.embedded, step.waiting), (3, 0));
+    assert_eq!(embedded_count(&store), 3);
+    assert!(
+        session
+            .memory()
+            .records()
+            .iter()
+            .all(|r| r.embedding.is_some())
+    );
+}
+
+#[test]
 fn without_a_ready_model_the_background_step_does_nothing() {
     let store = store_with_lessons(3);
     let session = session_with(&store, "off", support::in_process_embeddings::NoEmbeddings);
-    let step = block_on(session.embed_waiting_lessons(10)).expect("nothing to do");
+    let step = block_on(session.embed_waiting_lessons(10, ready(()))).expect("nothing to do");
     assert_eq!((step.embedded, step.waiting), (0, 0));
     assert_eq!(embedded_count(&store), 0);
 }
@@ -125,7 +161,7 @@ fn a_load_shows_the_records_first_then_attaches_their_embeddings_and_embeds_none
     let store = SharedStore(Rc::new(InMemoryStore::keeping_embeddings_apart()));
     put_lessons(&store, 40);
     let first_visit = session_with(&store, "v1", InProcessEmbeddings(CountingModel::default()));
-    block_on(first_visit.embed_waiting_lessons(100)).expect("embedded");
+    block_on(first_visit.embed_waiting_lessons(100, ready(()))).expect("embedded");
     assert_eq!(embedded_count(&store), 40);
 
     let model = CountingModel::default();
@@ -150,7 +186,7 @@ fn a_load_shows_the_records_first_then_attaches_their_embeddings_and_embeds_none
         [(40, 0), (40, 40)],
         "the records are shown first, then with their embeddings"
     );
-    let step = block_on(session.embed_waiting_lessons(100)).expect("nothing waits");
+    let step = block_on(session.embed_waiting_lessons(100, ready(()))).expect("nothing waits");
     assert_eq!((step.embedded, step.waiting), (0, 0));
     assert_eq!(model.0.get(), 0, "no lesson was embedded afresh");
 }
