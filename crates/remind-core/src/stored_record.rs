@@ -21,6 +21,7 @@ pub const STORED_RECORD_LAYOUT: u32 = 1;
 
 /// One record on disk or in a file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "FlatStoredRecord")]
 pub struct StoredRecord {
     pub id: String,
     pub key: String,
@@ -33,12 +34,12 @@ pub struct StoredRecord {
     pub scope: StoredScope,
     /// The questions the user marked "not relevant here" for a clarification. Absent
     /// (none) on records stored before exceptions existed, and when there are none.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_for: Vec<String>,
     /// A clarification's patterns (`RequestPattern`'s text form, `how far is ___ from
     /// ___`) under the scope `always`. Absent on records stored before scopes existed,
     /// which are matched by retrieval alone, and when there are none.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub applies_to: Vec<String>,
     pub source: StoredSource,
     pub created_at: i64,
@@ -46,22 +47,82 @@ pub struct StoredRecord {
     pub supersedes: Option<String>,
     pub superseded_by: Option<String>,
     pub state: StoredState,
-    #[serde(default)]
     pub stats: StoredStats,
     /// Absent on records stored before change notes existed.
-    #[serde(default)]
     pub change: Option<StoredChange>,
+    /// Left out when there is none (an export then carries its own packed form, see
+    /// [`crate::export::ExportedRecord`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<StoredVector>,
+}
+
+/// A [`StoredRecord`] as it is read: every field at one level, the kind's own fields
+/// beside the `kind` tag, as the record is written. Read so rather than through
+/// `#[serde(flatten)]`, which has serde buffer every field of every record before
+/// reading it: a reload decodes 10 000 of them.
+#[derive(Deserialize)]
+struct FlatStoredRecord {
+    id: String,
+    key: String,
+    question: String,
+    clarification: String,
+    kind: StoredKindName,
+    /// A verified example's; a clarification has none (and one there is ignored).
+    understanding: Option<String>,
+    answer: Option<String>,
+    scope: StoredScope,
+    #[serde(default)]
+    not_for: Vec<String>,
+    #[serde(default)]
+    applies_to: Vec<String>,
+    source: StoredSource,
+    created_at: i64,
+    version: u32,
+    supersedes: Option<String>,
+    superseded_by: Option<String>,
+    state: StoredState,
+    #[serde(default)]
+    stats: StoredStats,
+    #[serde(default)]
+    change: Option<StoredChange>,
     /// Read as absent when a value of the vector is `null`: JSON (and so IndexedDB,
     /// through `JSON.parse`) turns an infinity into `null`, and an embedding is
     /// recomputable, so the lesson must not become unreadable for its sake.
-    /// Left out when there is none (an export then carries its own packed form, see
-    /// [`crate::export::ExportedRecord`]).
-    #[serde(
-        default,
-        deserialize_with = "vector_unless_nulls",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub embedding: Option<StoredVector>,
+    #[serde(default, deserialize_with = "vector_unless_nulls")]
+    embedding: Option<StoredVector>,
+}
+
+impl TryFrom<FlatStoredRecord> for StoredRecord {
+    type Error = String;
+
+    fn try_from(flat: FlatStoredRecord) -> Result<Self, String> {
+        let kind = match flat.kind {
+            StoredKindName::Clarification => StoredKind::Clarification,
+            StoredKindName::VerifiedExample => StoredKind::VerifiedExample {
+                understanding: flat.understanding.ok_or("missing field `understanding`")?,
+                answer: flat.answer.ok_or("missing field `answer`")?,
+            },
+        };
+        Ok(StoredRecord {
+            id: flat.id,
+            key: flat.key,
+            question: flat.question,
+            clarification: flat.clarification,
+            kind,
+            scope: flat.scope,
+            not_for: flat.not_for,
+            applies_to: flat.applies_to,
+            source: flat.source,
+            created_at: flat.created_at,
+            version: flat.version,
+            supersedes: flat.supersedes,
+            superseded_by: flat.superseded_by,
+            state: flat.state,
+            stats: flat.stats,
+            change: flat.change,
+            embedding: flat.embedding,
+        })
+    }
 }
 
 /// An optional [`StoredVector`], `None` when its vector holds a `null`. Any other
