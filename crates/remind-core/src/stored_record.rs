@@ -433,6 +433,24 @@ mod tests {
     }
 
     #[test]
+    fn a_verified_example_without_its_answer_is_refused_naming_the_field() {
+        let example = SAVED_BY_AN_EARLIER_REMIND.replace(
+            r#""kind":"clarification""#,
+            r#""kind":"verified_example","understanding":"the synonym for fast""#,
+        );
+        let error = serde_json::from_str::<StoredRecord>(&example).unwrap_err();
+        assert!(
+            error.to_string().contains("missing field `answer`"),
+            "{error}"
+        );
+        let clarification_with_stray_fields =
+            SAVED_BY_AN_EARLIER_REMIND.replace(r#""state""#, r#""answer":"quick","state""#);
+        let record: StoredRecord = serde_json::from_str(&clarification_with_stray_fields)
+            .expect("a clarification's stray fields are ignored, as before");
+        assert_eq!(record.kind, StoredKind::Clarification);
+    }
+
+    #[test]
     fn a_standing_preference_is_stored_with_the_every_question_scope_and_reads_back() {
         let mut record = record_from_json(SAVED_BY_AN_EARLIER_REMIND).unwrap();
         assert_eq!(record.kind.reach(), Some(&Reach::default()));
