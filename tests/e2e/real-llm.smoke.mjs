@@ -153,6 +153,9 @@ test('with the real LLM, a lesson on Lyon reaches Berlin but not "How old is Lyo
     console.log(`# Berlin again: ${JSON.stringify(state)}`);
     assert.ok((await appliedTexts(page)).includes(KM), 'the lasting lesson still applies');
     assert.ok(!(await page.locator('#prompt-sent').textContent()).includes('miles'), 'the one-time instruction is gone');
+    // The memory browser draws its lessons once opened.
+    await page.evaluate(() => { document.querySelector('#memory-browser').open = true; });
+    await page.locator('#memory-list .memory-item').first().waitFor();
     assert.equal(await page.locator('#memory-list .memory-item').count(), 2, 'only the two lasting lessons are stored');
     await screenshot(page, 'real-llm-stories.png');
   } finally {
