@@ -12,7 +12,7 @@ use remind_app::question_embedding::{LESSONS_EMBEDDED_WITH_A_QUESTION, LessonsEm
 use remind_app::remembered_embeddings::RememberedEmbeddings;
 use remind_app::session::{Ports, Session};
 use remind_core::memory::{FeedbackMemory, Lesson};
-use remind_core::record::{Reach, RecordId, Timestamp};
+use remind_core::record::{MemoryRecord, Reach, RecordId, Timestamp};
 use remind_core::sentence_embedding::{EmbedError, Embedder};
 use remind_core::write_gate::Durability;
 use std::cell::{Cell, RefCell};
@@ -64,22 +64,18 @@ fn put_lessons(store: &SharedStore, n: usize) {
     block_on(store.transact(|_| StoreChange::put(records))).expect("stored");
 }
 
-/// How many lessons of the session's view hold an embedding.
-fn embedded_in_view(memory: &FeedbackMemory) -> usize {
-    memory
-        .records()
+/// How many of `records` (the store's, or a snapshot's shared ones) hold an embedding.
+fn embedded_among<R: std::borrow::Borrow<MemoryRecord>>(records: &[R]) -> usize {
+    records
         .iter()
-        .filter(|r| r.embedding.is_some())
+        .map(std::borrow::Borrow::<MemoryRecord>::borrow)
+        .filter(|record| record.embedding.is_some())
         .count()
 }
 
+/// How many of the store's records hold an embedding.
 fn embedded_count(store: &SharedStore) -> usize {
-    store
-        .0
-        .snapshot()
-        .iter()
-        .filter(|r| r.embedding.is_some())
-        .count()
+    embedded_among(&store.0.snapshot())
 }
 
 #[test]
@@ -135,13 +131,13 @@ fn a_background_step_stores_its_embeddings_only_once_the_page_lets_it() {
     assert!(step.as_mut().poll(&mut context).is_pending());
     assert_eq!(model.0.get(), 3, "the lessons are embedded meanwhile");
     assert_eq!(embedded_count(&store), 0, "nothing is stored while held");
-    assert_eq!(embedded_in_view(&session.memory()), 0);
+    assert_eq!(embedded_among(session.memory().records()), 0);
 
     let_it_store.send(()).expect("the step waits");
     let step = block_on(step).expect("embedded");
     assert_eq!((step.embedded, step.waiting), (3, 0));
     assert_eq!(embedded_count(&store), 3);
-    assert_eq!(embedded_in_view(&session.memory()), 3);
+    assert_eq!(embedded_among(session.memory().records()), 3);
 }
 
 #[test]
