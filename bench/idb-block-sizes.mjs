@@ -9,6 +9,7 @@
 // anew for each read; the median of the runs is printed.
 import { largeExport } from '../tests/e2e/large-export.mjs';
 import { firstPage, freshProfileDir, launch, serveDist } from '../tests/e2e/helpers.mjs';
+import { median } from './timed-ask.mjs';
 
 const args = process.argv.slice(2);
 const flag = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] : def);
@@ -68,7 +69,6 @@ try {
     }
     return { sizes, times };
   }, { text, arms, runs: RUNS });
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   for (const [arm, times] of Object.entries(results.times)) {
     console.log(`${LESSONS} lessons in blocks of ${arm}: ${results.sizes[arm]} bytes a block, read in ${median(times).toFixed(1)} ms (median of ${times.length}; ${times.map((t) => t.toFixed(0)).join(', ')})`);
   }
