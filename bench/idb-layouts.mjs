@@ -7,6 +7,7 @@
 // layout of the records store would change (docs/performance.md).
 import { largeExport } from '../tests/e2e/large-export.mjs';
 import { firstPage, freshProfileDir, launch, serveDist } from '../tests/e2e/helpers.mjs';
+import { median } from './timed-ask.mjs';
 
 const args = process.argv.slice(2);
 const flag = (name, def) => (args.includes(name) ? args[args.indexOf(name) + 1] : def);
@@ -61,7 +62,6 @@ try {
     db.close();
     return result;
   }, { rows, runs: RUNS });
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   for (const [layout, runs] of Object.entries(times)) {
     console.log(`${LESSONS} lessons as ${layout}: read and made text in ${median(runs.map((r) => r.ms)).toFixed(1)} ms (median of ${RUNS}; ${(runs[0].chars / 1e6).toFixed(1)} M characters)`);
   }
