@@ -602,24 +602,6 @@ where
     /// stored and nothing is sent.
     pub async fn prepare_question(&self, question: &str) {
         let embedding = question_embedding::prepare_question(&self.ports.embedder, question).await;
-        self.build_turn_ahead(question.to_string(), embedding);
-    }
-
-    /// Whether asking `question` now would take the turn built while it was typed
-    /// rather than build it again: the memory, the settings and the question are what
-    /// it was built from.
-    pub fn turn_ahead_ready_for(&self, question: &str) -> bool {
-        let (memory, settings) = (self.memory.get(), self.settings());
-        self.turn_ahead.borrow().as_ref().is_some_and(|ahead| {
-            ahead.question == question
-                && Arc::ptr_eq(&ahead.memory, &memory)
-                && ahead.settings == settings
-        })
-    }
-
-    /// Builds the turn of `question` against the memory and settings as they are, and
-    /// keeps it for the ask ([`Session::prepare_question`]).
-    fn build_turn_ahead(&self, question: String, embedding: Option<Vec<f32>>) {
         let (memory, settings) = (self.memory.get(), self.settings());
         let nothing_waiting_for = match self.ports.embedder.status() {
             EmbedderStatus::Ready { model_id, .. }
@@ -630,7 +612,7 @@ where
             _ => None,
         };
         let built = self.build(
-            &question,
+            question,
             &memory,
             &settings,
             embedding.as_deref(),
@@ -638,27 +620,13 @@ where
         );
         // A question the ask would refuse (empty) is refused again then.
         *self.turn_ahead.borrow_mut() = built.ok().map(|prepared| TurnAhead {
-            question,
+            question: question.to_string(),
             memory,
             settings,
             embedding,
             prepared,
             nothing_waiting_for,
         });
-    }
-
-    /// Builds the turn of the question being typed again if the memory changed under
-    /// it: during a background run every step's snapshot would otherwise leave the
-    /// turn to be built when the question is asked.
-    fn rebuild_turn_ahead(&self) {
-        let memory = self.memory.get();
-        let outdated = self
-            .turn_ahead
-            .borrow_mut()
-            .take_if(|ahead| !Arc::ptr_eq(&ahead.memory, &memory));
-        if let Some(ahead) = outdated {
-            self.build_turn_ahead(ahead.question, ahead.embedding);
-        }
     }
 
     /// The question's embedding when the model is ready, embedding stored lessons that
@@ -725,7 +693,6 @@ where
         .await;
         if let Some(revision) = revision {
             let _ = self.adopt_store_records(revision).await;
-            self.rebuild_turn_ahead();
         }
         progress
     }

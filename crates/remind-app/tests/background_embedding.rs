@@ -234,41 +234,6 @@ fn a_turn_built_while_the_question_was_typed_is_the_turn_asking_it_builds() {
 }
 
 #[test]
-fn a_question_typed_during_a_background_run_keeps_its_turn_ready_through_each_step() {
-    let store = store_with_lessons(LESSONS_EMBEDDED_WITH_A_QUESTION + 8);
-    let session = typed_session(&store, "run");
-    let question = "What is the colour of item 3 like < slow > ?";
-    block_on(session.prepare_question(question));
-    assert!(session.turn_ahead_ready_for(question));
-    for _ in 0..3 {
-        block_on(session.embed_waiting_lessons(8, ready(()))).expect("embedded");
-        assert!(
-            session.turn_ahead_ready_for(question),
-            "built again for the step's snapshot"
-        );
-    }
-    assert_eq!(embedded_count(&store), LESSONS_EMBEDDED_WITH_A_QUESTION + 8);
-    assert!(!session.turn_ahead_ready_for("What is like < fast > ?"));
-
-    // The turn taken is the one asking builds against the memory as it is now: every
-    // lesson embedded, so those alike by meaning apply too.
-    let built_ahead = block_on(session.ask(question)).expect("answered");
-    let asked = typed_session(&store, "asked");
-    let built_when_asked = block_on(asked.ask(question)).expect("answered");
-    let applied = |turn: &remind_app::ask::Turn| -> Vec<RecordId> {
-        let applied = &turn.prepared.applied;
-        applied.iter().map(|a| a.record.id.clone()).collect()
-    };
-    assert_eq!(applied(&built_ahead), applied(&built_when_asked));
-    assert_eq!(built_ahead.prepared.query, built_when_asked.prepared.query);
-    assert!(
-        applied(&built_ahead).len() > 1,
-        "{:?}",
-        applied(&built_ahead)
-    );
-}
-
-#[test]
 fn a_lesson_taught_after_the_question_was_typed_applies_when_it_is_asked() {
     let store = SharedStore::default();
     let session = typed_session(&store, "taught");
