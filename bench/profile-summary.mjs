@@ -1,13 +1,16 @@
-// Lists where a Chromium CPU profile (.cpuprofile, from bench/memory-scale.mjs --profile) spent its time: the functions with the most self time, and with the most total time.
+// Lists where a Chromium CPU profile (.cpuprofile, from bench/memory-scale.mjs --profile) spent its time: the functions with the most self time, and with the most total time; with --callees, where the time of the functions whose name holds PATTERN went, callee by callee.
 //
-//   node bench/profile-summary.mjs FILE [--top 30]
+//   node bench/profile-summary.mjs FILE [--top 30] [--callees PATTERN [--depth 1]]
 import fs from 'node:fs';
 
 const args = process.argv.slice(2);
-const file = args.find((a) => !a.startsWith('--'));
-const top = Number(args.includes('--top') ? args[args.indexOf('--top') + 1] : 30);
+const option = (flag, otherwise) => (args.includes(flag) ? args[args.indexOf(flag) + 1] : otherwise);
+const top = Number(option('--top', 30));
+const callees = option('--callees', null);
+const depth = Number(option('--depth', 1));
+const file = args.find((a, i) => !a.startsWith('--') && !['--top', '--callees', '--depth'].includes(args[i - 1]));
 if (!file) {
-  console.error('usage: node bench/profile-summary.mjs FILE [--top 30]');
+  console.error('usage: node bench/profile-summary.mjs FILE [--top 30] [--callees PATTERN [--depth 1]]');
   process.exit(1);
 }
 const profile = JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -44,3 +47,20 @@ const list = (m) => [...m].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]
 console.log(`${file}: ${wall.toFixed(0)} ms profiled`);
 console.log(`\nself time:\n${list(self)}`);
 console.log(`\ntotal time:\n${list(total)}`);
+
+// Under the outermost frame whose name holds the pattern: the next `depth` frames of
+// each sample's stack, so a function's time splits into what it called.
+if (callees) {
+  const under = new Map();
+  let all = 0;
+  for (const [id, ms] of selfMs) {
+    const stack = [];
+    for (let cur = id; cur !== undefined; cur = parent.get(cur)) stack.unshift(name(byId.get(cur)));
+    const at = stack.findIndex((frame) => frame.includes(callees));
+    if (at < 0) continue;
+    all += ms;
+    const path = stack.slice(at + 1, at + 1 + depth).join(' > ') || '(its own code)';
+    under.set(path, (under.get(path) ?? 0) + ms);
+  }
+  console.log(`\nunder ${callees} (${all.toFixed(0)} ms):\n${list(under)}`);
+}
