@@ -1,8 +1,9 @@
-//! The IndexedDB schema migrations to version 6 (the records in blocks, their
-//! embeddings as `Float32Array`s in a store of their own, the store of rows made anew),
-//! from version 2 (embeddings as JSON numbers in each row), version 3 (`Float32Array`s
-//! in each row), version 4 (rows of one record each) and version 5 (the blocks beside
-//! the store of rows they were moved out of), on real databases in headless Chromium:
+//! The IndexedDB schema migrations to version 7 (the records in blocks of their binary
+//! form, their embeddings as `Float32Array`s in a store of their own, the store of rows
+//! made anew), from version 2 (embeddings as JSON numbers in each row), version 3
+//! (`Float32Array`s in each row), version 4 (rows of one record each), version 5 (the
+//! blocks beside the store of rows they were moved out of) and version 6 (blocks of
+//! JSON text), on real databases in headless Chromium:
 //! every record reads back, its embedding bit for bit, a row that cannot be read is
 //! kept exactly as it was, and writes after the migration round-trip.
 //!
@@ -13,6 +14,7 @@ use js_sys::{Array, Float32Array, JSON, Reflect};
 use remind_app::ports::{MemoryStore, StoreChange, StoreError};
 use remind_core::memory::{FeedbackMemory, Lesson};
 use remind_core::record::{MemoryRecord, RecordId, RecordKind, StoredEmbedding, Timestamp};
+use remind_core::record_blocks::{BLOCKS, BlockValue, block_of, is_binary_block, read_blocks};
 use remind_core::stored_record::{record_to_json, record_to_json_and_vector};
 use remind_web::adapters::idb_store::IdbStore;
 use wasm_bindgen::{JsCast, JsValue};
@@ -22,7 +24,7 @@ use wasm_bindgen_test::*;
 wasm_bindgen_test_configure!(run_in_browser);
 
 /// The schema version the page opens (`DB_VERSION` in `idb_store.rs`).
-const LATEST_SCHEMA: u32 = 6;
+const LATEST_SCHEMA: u32 = 7;
 
 /// Runs `script`, an expression giving a promise, and awaits it.
 async fn run(script: &str) -> JsValue {
@@ -45,7 +47,7 @@ async fn older_database_with(version: u32, rows: &str) {
     database_of_version_with(version, rows, "[]").await;
 }
 
-/// Replaces the page's database with one of `version` (2 to 5), its schema as that
+/// Replaces the page's database with one of `version` (2 to 6), its schema as that
 /// version of `idb_store.rs` made it, holding `rows` (a JavaScript expression giving an
 /// array) in the records store and, from version 4, `apart` (one giving `[id,
 /// embedding]` pairs) in the embeddings store.
@@ -83,8 +85,10 @@ async fn database_of_version_with(version: u32, rows: &str, apart: &str) {
     .await;
 }
 
-/// The row stored under `id` as the database holds it, the embedding the embeddings
-/// store holds under it (`undefined` for none), and the database's version.
+/// The row stored under `id` as the database holds it (or, for a record its block
+/// holds, the record as the JSON of a row, read from the block's bytes here), the
+/// embedding the embeddings store holds under it (`undefined` for none), and the
+/// database's version.
 async fn raw_row(id: &str) -> (JsValue, JsValue, u32) {
     let found = run(&format!(
         "new Promise((resolve, reject) => {{
@@ -96,22 +100,35 @@ async fn raw_row(id: &str) -> (JsValue, JsValue, u32) {
                 const tx = db.transaction(stores);
                 const row = tx.objectStore('records').get({id:?});
                 const apart = tx.objectStore('embeddings').get({id:?});
+                const keys = db.version >= 5 ? tx.objectStore('record_blocks').getAllKeys() : null;
                 const blocks = db.version >= 5 ? tx.objectStore('record_blocks').getAll() : null;
-                // A record moved into a block is found there; a row left beside the
-                // blocks is found as a row.
-                const inBlock = () => (blocks ? blocks.result.flatMap((bytes) => JSON.parse(new TextDecoder().decode(bytes))) : [])
-                    .find((record) => record.id === {id:?});
                 // Closed once the read's transaction is over, so no deletion that
                 // follows finds the connection still open.
-                tx.oncomplete = () => {{ db.close(); resolve([row.result ?? inBlock(), apart.result, db.version]); }};
+                tx.oncomplete = () => {{ db.close(); resolve([row.result, apart.result, db.version, keys?.result ?? [], blocks?.result ?? []]); }};
                 tx.onerror = () => {{ db.close(); reject(tx.error); }};
             }};
         }})"
     ))
     .await;
     let found = Array::from(&found);
+    let (keys, blocks) = (Array::from(&found.get(3)), Array::from(&found.get(4)));
+    // A record moved into a block is found there; a row left beside the blocks is
+    // found as a row.
+    let in_block = || {
+        let read = read_blocks(keys.iter().zip(blocks.iter()).map(|(key, block)| {
+            let bytes = block.unchecked_into::<js_sys::Uint8Array>().to_vec();
+            (key.as_f64().unwrap().to_string(), BlockValue::Bytes(bytes))
+        }));
+        read.records
+            .iter()
+            .find(|record| record.id.0 == id)
+            .map_or(JsValue::UNDEFINED, |record| {
+                JSON::parse(&record_to_json(record).unwrap()).unwrap()
+            })
+    };
+    let row = found.get(0);
     (
-        found.get(0),
+        if row.is_undefined() { in_block() } else { row },
         found.get(1),
         found.get(2).as_f64().unwrap() as u32,
     )
@@ -617,4 +634,109 @@ async fn a_version_5_database_keeps_every_row_beside_the_blocks_in_its_records_s
     );
     let again = IdbStore::default().load_all().await.unwrap();
     assert_eq!(again.records, vec![counted]);
+}
+
+/// The blocks store's values as the database holds them, by block number.
+async fn raw_blocks() -> Vec<(u32, Vec<u8>)> {
+    let found = run("new Promise((resolve, reject) => {
+            const open = indexedDB.open('remind');
+            open.onerror = () => reject(open.error);
+            open.onsuccess = () => {
+                const db = open.result;
+                const tx = db.transaction('record_blocks');
+                const keys = tx.objectStore('record_blocks').getAllKeys();
+                const blocks = tx.objectStore('record_blocks').getAll();
+                tx.oncomplete = () => { db.close(); resolve([keys.result, blocks.result]); };
+                tx.onerror = () => { db.close(); reject(tx.error); };
+            };
+        })")
+    .await;
+    let found = Array::from(&found);
+    let (keys, blocks) = (Array::from(&found.get(0)), Array::from(&found.get(1)));
+    keys.iter()
+        .zip(blocks.iter())
+        .map(|(key, block)| {
+            (
+                key.as_f64().unwrap() as u32,
+                block.unchecked_into::<js_sys::Uint8Array>().to_vec(),
+            )
+        })
+        .collect()
+}
+
+#[wasm_bindgen_test]
+async fn a_version_6_database_has_its_json_blocks_written_again_in_binary_and_a_bad_block_left_as_it_was()
+ {
+    let lessons: Vec<MemoryRecord> = (0..40)
+        .map(|i| lesson(&format!("j-{i:03}"), &format!("What is like < word{i} > ?")))
+        .collect();
+    let mut by_block: std::collections::BTreeMap<u32, Vec<String>> = Default::default();
+    for record in &lessons {
+        by_block
+            .entry(block_of(&record.id))
+            .or_default()
+            .push(record_to_json_and_vector(record).unwrap().0);
+    }
+    let bad = (0..BLOCKS).find(|n| !by_block.contains_key(n)).unwrap();
+    // Each block as schema 6 wrote it: the UTF-8 of the JSON array of its records.
+    let mut blocks: Vec<String> = by_block
+        .iter()
+        .map(|(number, texts)| {
+            format!(
+                "[new TextEncoder().encode({:?}), {number}]",
+                format!("[{}]", texts.join(","))
+            )
+        })
+        .collect();
+    blocks.push(format!(
+        "[new TextEncoder().encode('[{{\"id\": 1}}'), {bad}]"
+    ));
+    database_of_version_with(6, "[]", "[]").await;
+    run(&format!(
+        "new Promise((resolve, reject) => {{
+            const open = indexedDB.open('remind', 6);
+            open.onerror = () => reject(open.error);
+            open.onsuccess = () => {{
+                const db = open.result;
+                const tx = db.transaction('record_blocks', 'readwrite');
+                for (const [bytes, number] of [{}]) tx.objectStore('record_blocks').put(bytes, number);
+                tx.oncomplete = () => {{ db.close(); resolve(); }};
+                tx.onerror = () => {{ db.close(); reject(tx.error); }};
+            }};
+        }})",
+        blocks.join(",")
+    ))
+    .await;
+
+    let stored = IdbStore::default()
+        .load_all()
+        .await
+        .expect("the migrated database reads");
+    assert_eq!(
+        stored.records, lessons,
+        "every record, in the order of its id"
+    );
+    assert_eq!(stored.unreadable.len(), 1);
+    assert_eq!(stored.unreadable[0].key, format!("{{\"block\":{bad}}}"));
+    assert_eq!(stored.unreadable[0].raw, r#"[{"id": 1}"#);
+    let (_, _, version) = raw_row("j-000").await;
+    assert_eq!(version, LATEST_SCHEMA);
+    for (number, bytes) in raw_blocks().await {
+        if number == bad {
+            assert_eq!(bytes, br#"[{"id": 1}"#, "the bad block is untouched");
+        } else {
+            assert!(is_binary_block(&bytes), "block {number} is written again");
+        }
+    }
+
+    // A write after the migration round-trips.
+    let mut counted = lessons[3].clone();
+    counted.stats.times_applied = 2;
+    IdbStore::default().write(&[counted.clone()]).await.unwrap();
+    let again = IdbStore::default().load_all().await.unwrap();
+    assert_eq!(
+        again.records.iter().find(|r| r.id == counted.id),
+        Some(&counted)
+    );
+    assert_eq!(again.records.len(), 40);
 }

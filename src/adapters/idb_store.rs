@@ -5,10 +5,10 @@
 //! database). A change is read, planned and written inside one readwrite transaction:
 //! IndexedDB runs readwrite transactions on the same store one at a time, across tabs,
 //! so no other tab's write can fall between the read a version check saw and the write
-//! it allows. Records are stored in blocks, each the one JSON text of the records whose
-//! id falls in it (schema 5, `remind_core::record_blocks`), their embeddings apart as
-//! `Float32Array`s under their ids; a block or an older row that does not decode is set
-//! aside untouched (`remind_core::stored_rows`), never overwritten. A usage count or a
+//! it allows. Records are stored in blocks, each the bytes of the records whose id
+//! falls in it (schema 5, binary since schema 7, `remind_core::record_blocks`), their
+//! embeddings apart as `Float32Array`s under their ids; a block or an older row that
+//! does not decode is set aside untouched (`remind_core::stored_rows`), never overwritten. A usage count or a
 //! stored embedding reads and writes only its own records' blocks
 //! ([`MemoryStore::transact_records`]).
 
@@ -34,22 +34,23 @@ use remind_app::ports::{MemoryStore, StoreChange, StoreError, WriteProgress};
 use remind_core::learning_curve::TurnEvent;
 use remind_core::record::{MemoryRecord, RecordId, StoredEmbedding};
 use remind_core::record_blocks::{
-    BlockValue, ReadBlocks, StoreContents, block_named_by, block_of, block_text, read_blocks,
-    rewritten_blocks,
+    BlockValue, ReadBlocks, StoreContents, block_bytes, block_named_by, block_of, is_binary_block,
+    read_blocks, rewritten_blocks,
 };
 use remind_core::stored_record::StoredVector;
 use remind_core::stored_rows::{StoredMemory, StoredRow, read_readable_rows, read_row, read_rows};
 
 const DB_NAME: &str = "remind";
 /// Bumped with every schema change; [`migrate`] brings older databases up to date.
-const DB_VERSION: u32 = 6;
+const DB_VERSION: u32 = 7;
 /// Rows of one record each, keyed by `id` (schemas 1–4). Since schema 5 it holds only
 /// the rows the migration to blocks could not read, and rows something other than this
 /// Remind put there; writing or erasing such a record deletes its row. Since schema 6
 /// it is a store made anew once the rows have moved out ([`records_store_anew`]).
 const RECORDS: &str = "records";
-/// The records themselves (schema 5): block number → the JSON text of its records, as
-/// UTF-8 bytes.
+/// The records themselves (schema 5): block number → the bytes of its records: since
+/// schema 7 field by field without names (`remind_core::record_blocks::block_bytes`),
+/// before it the UTF-8 of their JSON text.
 const RECORD_BLOCKS: &str = "record_blocks";
 /// The records' embeddings (schema 4), each under its record's id: kept apart so the
 /// records, a tenth of the bytes, are read and shown first.
@@ -211,12 +212,15 @@ async fn erase_in(
     }
     for (key, block) in reads {
         let lesson_in_block = match block {
-            Some((id, number, read)) => block_text_of(&read.await?).is_some_and(|text| {
-                read_blocks([(number.to_string(), BlockValue::Text(text))])
-                    .records
-                    .iter()
-                    .any(|record| record.id.0 == id)
-            }),
+            Some((id, number, read)) => {
+                let block = read.await?;
+                // No block there: the lesson is in none.
+                !block.is_undefined()
+                    && read_blocks([(number.to_string(), block_value_read(&block))])
+                        .records
+                        .iter()
+                        .any(|record| record.id.0 == id)
+            }
             None => false,
         };
         stores.records.delete(key)?;
@@ -294,25 +298,23 @@ async fn read_all_blocks(store: &IdbObjectStore) -> Result<ReadBlocks, StoreErro
 
 /// A block as read: its key as JSON text, and its value.
 fn block_entry(key: &JsValue, value: &JsValue) -> Result<(String, BlockValue), StoreError> {
-    let value = match (block_text_of(value), value.dyn_ref::<Uint8Array>()) {
-        (Some(text), _) => BlockValue::Text(text),
-        (None, Some(bytes)) => BlockValue::Other(String::from_utf8_lossy(&bytes.to_vec()).into()),
-        (None, None) => BlockValue::Other(json_text(value).unwrap_or_else(|e| format!("{e}"))),
-    };
-    Ok((key_text(key)?, value))
+    Ok((key_text(key)?, block_value_read(value)))
 }
 
-/// A block's text from the bytes the store holds (its UTF-8, as [`block_value`] stores
-/// it), when it holds bytes and they are UTF-8. Bytes, not a JavaScript string: they
-/// cross into the page's memory as one copy, where a string is re-encoded character
-/// by character (20 ms of a reload of 10 000 lessons).
-fn block_text_of(value: &JsValue) -> Option<String> {
-    String::from_utf8(value.dyn_ref::<Uint8Array>()?.to_vec()).ok()
+/// A block's value as the store holds it: bytes (as [`block_value`] stores them) cross
+/// into the page's memory as one copy, where a JavaScript string is re-encoded
+/// character by character (20 ms of a reload of 10 000 lessons); anything else is kept
+/// as its JSON, to show.
+fn block_value_read(value: &JsValue) -> BlockValue {
+    match value.dyn_ref::<Uint8Array>() {
+        Some(bytes) => BlockValue::Bytes(bytes.to_vec()),
+        None => BlockValue::Other(json_text(value).unwrap_or_else(|e| format!("{e}"))),
+    }
 }
 
-/// A block's text as the store holds it: its UTF-8 bytes.
-fn block_value(text: &str) -> JsValue {
-    Uint8Array::from(text.as_bytes()).into()
+/// A block's bytes ([`block_bytes`]) as the store holds them.
+fn block_value(bytes: &[u8]) -> JsValue {
+    Uint8Array::from(bytes).into()
 }
 
 /// Every row of the records store beside the blocks, each with the embedding it holds
@@ -709,13 +711,11 @@ async fn write_change(
             // A block whose records changed only their embeddings reads the same: an
             // embedding stored in the background writes no block.
             if block.changed {
-                let text = block_text(&block.records).map_err(|e| {
-                    StoreError::Failed(format!("a record could not be encoded: {e}"))
-                })?;
+                let bytes = block_bytes(&block.records).map_err(StoreError::Failed)?;
                 last = Some(
                     stores
                         .blocks
-                        .put_with_key(&block_value(&text), &JsValue::from(block.number))
+                        .put_with_key(&block_value(&bytes), &JsValue::from(block.number))
                         .map_err(|e| failed("saving", e))?,
                 );
             }
@@ -1178,9 +1178,47 @@ fn migrate(db: &IdbDatabase, upgrade: &IdbTransaction, old_version: u32) {
     match old_version {
         1..=3 => embeddings_apart(upgrade, old_version, Box::new(into_blocks)),
         4 => into_blocks(),
-        5 => records_renewed(upgrade),
+        5 => {
+            records_renewed(upgrade);
+            blocks_in_binary(upgrade);
+        }
+        6 => blocks_in_binary(upgrade),
         _ => {}
     }
+}
+
+/// Schema 7: every block of schemas 5 and 6, the JSON text of its records, written
+/// again under its key in the binary form ([`block_bytes`]), which a reload decodes in
+/// about half the time. A block that does not read whole is left as it was, to be set
+/// aside as before; should any request fail, the upgrade is aborted.
+fn blocks_in_binary(upgrade: &IdbTransaction) {
+    let Ok(blocks) = upgrade.object_store(RECORD_BLOCKS) else {
+        let _ = upgrade.abort();
+        return;
+    };
+    let rewriting = upgrade.clone();
+    read_every_row(upgrade, &blocks.clone(), move |keys, values| {
+        for (key, value) in keys.iter().zip(values.iter()) {
+            let Ok((key_text, value)) = block_entry(&key, &value) else {
+                continue;
+            };
+            if matches!(&value, BlockValue::Bytes(bytes) if is_binary_block(bytes)) {
+                continue;
+            }
+            let read = read_blocks([(key_text, value)]);
+            if !read.unreadable.is_empty() {
+                continue;
+            }
+            let records: Vec<&MemoryRecord> = read.records.iter().collect();
+            let written = block_bytes(&records)
+                .map_err(|e| JsValue::from_str(&e))
+                .and_then(|bytes| blocks.put_with_key(&block_value(&bytes), &key));
+            if written.is_err() {
+                let _ = rewriting.abort();
+                return;
+            }
+        }
+    });
 }
 
 /// The records store as schema 1 made it: keyed by each row's `id`, indexed by `key`.
@@ -1543,9 +1581,9 @@ impl RowsIntoBlocks {
         records_store_anew(&self.upgrade, &self.staying).map_err(drop)?;
         for (number, records) in self.into.borrow().iter() {
             let records: Vec<&MemoryRecord> = records.iter().collect();
-            let text = block_text(&records).map_err(drop)?;
+            let bytes = block_bytes(&records).map_err(drop)?;
             self.blocks
-                .put_with_key(&block_value(&text), &JsValue::from(*number))
+                .put_with_key(&block_value(&bytes), &JsValue::from(*number))
                 .map_err(drop)?;
         }
         Ok(())

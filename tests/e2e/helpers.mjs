@@ -328,10 +328,11 @@ export async function waitForMemoryCount(page, n, timeout = 15_000) {
  * each with the embedding the embeddings store keeps under its id (schema 4) put back
  * in as `embedding`, as one record. An embedding's vector, stored as a Float32Array,
  * comes back as a plain array of its values, with `binary: true` beside it, so rows
- * compare as values.
+ * compare as values. A record its block holds comes back as the JSON of its row would
+ * be, read from the block's bytes by `blockRecords`.
  */
 export async function storedRows(page) {
-  return page.evaluate(() => new Promise((resolve, reject) => {
+  const { rows, blocks, apart } = await page.evaluate(() => new Promise((resolve, reject) => {
     const open = indexedDB.open('remind');
     open.onerror = () => reject(open.error);
     open.onsuccess = () => {
@@ -346,16 +347,79 @@ export async function storedRows(page) {
         : row);
       tx.oncomplete = () => {
         db.close();
-        const byId = new Map(keys.result.map((key, i) => [key, apart.result[i]]));
-        // The records in their blocks and the rows beside them, in the order of their
-        // ids, as one row per record read before the blocks.
-        const all = [...blocks.result.flatMap((bytes) => JSON.parse(new TextDecoder().decode(bytes))), ...rows.result]
-          .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-        resolve(all.map((row) => plain(byId.has(row.id) && row.embedding == null ? { ...row, embedding: byId.get(row.id) } : row)));
+        resolve({
+          rows: rows.result.map(plain),
+          blocks: blocks.result.map((bytes) => Array.from(bytes)),
+          apart: keys.result.map((key, i) => [key, plain({ embedding: apart.result[i] }).embedding]),
+        });
       };
       tx.onerror = () => { db.close(); reject(tx.error); };
     };
   }));
+  const byId = new Map(apart);
+  // The records in their blocks and the rows beside them, in the order of their ids,
+  // as one row per record read before the blocks.
+  const all = [...blocks.flatMap((bytes) => blockRecords(Uint8Array.from(bytes))), ...rows]
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return all.map((row) => (byId.has(row.id) && row.embedding == null ? { ...row, embedding: byId.get(row.id) } : row));
+}
+
+/**
+ * The records of a block as the records store holds it, each as the JSON of its row:
+ * since schema 7 the binary form of `crates/remind-core/src/record_blocks/binary_block.rs`
+ * (a 4-byte tag, then postcard: unsigned varints, signed ones zigzagged, a string or a
+ * list as its length then its items, an option as 0 or 1 then its value, an enum as
+ * its variant's position then its fields), read here on its own so the tests check
+ * what the page wrote without the page's code; before it, the UTF-8 of a JSON text.
+ */
+export function blockRecords(bytes) {
+  if (bytes[0] !== 0xFF) return JSON.parse(new TextDecoder().decode(bytes));
+  if (bytes[1] !== 0x52 || bytes[2] !== 0x42 || bytes[3] !== 1) throw new Error(`not a block of Remind's: ${bytes.slice(0, 4)}`);
+  let at = 4;
+  const unsigned = () => {
+    let value = 0;
+    for (let scale = 1; ; scale *= 128) {
+      const byte = bytes[at++];
+      if (byte === undefined) throw new Error('the block ends inside a number');
+      value += (byte & 0x7f) * scale;
+      if (byte < 0x80) return value;
+    }
+  };
+  const signed = () => { const n = unsigned(); return n % 2 === 0 ? n / 2 : -(n + 1) / 2; };
+  const text = () => { const n = unsigned(); const t = new TextDecoder().decode(bytes.subarray(at, at + n)); at += n; return t; };
+  const list = (item) => Array.from({ length: unsigned() }, item);
+  const option = (item) => (bytes[at++] === 1 ? item() : null);
+  const named = (names) => () => {
+    const name = names[unsigned()];
+    if (name === undefined) throw new Error('an enum position no variant has');
+    return name;
+  };
+  const record = () => {
+    const row = { id: text(), key: text(), question: text(), clarification: text() };
+    row.kind = named(['clarification', 'verified_example'])();
+    if (row.kind === 'verified_example') Object.assign(row, { understanding: text(), answer: text() });
+    row.scope = named(['always', 'every_question'])();
+    const notFor = list(text);
+    const appliesTo = list(text);
+    if (notFor.length) row.not_for = notFor;
+    if (appliesTo.length) row.applies_to = appliesTo;
+    row.source = named(['user_stated', 'user_confirmed_proposal'])();
+    row.created_at = signed();
+    row.version = unsigned();
+    row.supersedes = option(text);
+    row.superseded_by = option(text);
+    row.state = named(['current', 'superseded', 'withdrawn'])();
+    row.stats = { times_applied: unsigned(), times_failed_after_applied: unsigned() };
+    row.change = option(() => ({
+      at: signed(),
+      by: named(['user', 'import'])(),
+      reason: named(['corrected', 'corrected_after_applied', 'edited', 'exceptions_changed', 'withdrawn', 'undone'])(),
+    }));
+    return row;
+  };
+  const records = list(record);
+  if (at !== bytes.length) throw new Error(`${bytes.length - at} bytes follow the block's last record`);
+  return records;
 }
 
 /** Puts raw rows into the records store beside the blocks, as a newer Remind, a hostile import of an earlier one or a damaged disk would leave them. */

@@ -1,5 +1,5 @@
 //! Times what a reload does with the stored records once IndexedDB has handed over
-//! their blocks, natively: decoding the 64 block texts into records, putting them in
+//! their blocks, natively: decoding the 64 blocks into records, putting them in
 //! the store's key order, and making the memory of them. The part of
 //! `bench/memory-scale.mjs`'s reload that is Remind's own code and grows with the
 //! memory.
@@ -17,7 +17,7 @@ use best_of::{best_of, ms};
 
 use remind_core::memory::{FeedbackMemory, Lesson};
 use remind_core::record::{MemoryRecord, RecordId, Timestamp};
-use remind_core::record_blocks::{BlockValue, StoreContents, block_of, block_text, read_blocks};
+use remind_core::record_blocks::{BlockValue, StoreContents, block_bytes, block_of, read_blocks};
 use remind_core::stored_rows::StoredMemory;
 
 const RUNS: usize = 5;
@@ -42,8 +42,8 @@ fn records(lessons: usize) -> Vec<MemoryRecord> {
 }
 
 /// The blocks as the store holds them: each block's number (as its key's JSON text)
-/// and its text.
-fn blocks(records: &[MemoryRecord]) -> Vec<(String, String)> {
+/// and its bytes.
+fn blocks(records: &[MemoryRecord]) -> Vec<(String, Vec<u8>)> {
     let mut by_block: BTreeMap<u32, Vec<&MemoryRecord>> = BTreeMap::new();
     for record in records {
         by_block
@@ -54,8 +54,8 @@ fn blocks(records: &[MemoryRecord]) -> Vec<(String, String)> {
     by_block
         .into_iter()
         .map(|(number, held)| {
-            let text = block_text(&held).expect("a record always encodes");
-            (number.to_string(), text)
+            let bytes = block_bytes(&held).expect("a record always encodes");
+            (number.to_string(), bytes)
         })
         .collect()
 }
@@ -72,12 +72,12 @@ fn main() {
         .collect();
     for lessons in sizes {
         let stored = blocks(&records(lessons));
-        let bytes: usize = stored.iter().map(|(_, text)| text.len()).sum();
+        let bytes: usize = stored.iter().map(|(_, block)| block.len()).sum();
         let (decoded, read) = best_of(RUNS, || {
             read_blocks(
                 stored
                     .iter()
-                    .map(|(key, text)| (key.clone(), BlockValue::Text(text.clone()))),
+                    .map(|(key, bytes)| (key.clone(), BlockValue::Bytes(bytes.clone()))),
             )
         });
         // Each run orders a copy of the records; the copy is timed alone too, so the

@@ -1,6 +1,7 @@
 //! The records store's blocks (IndexedDB schema 5): every record lives in one of
-//! [`BLOCKS`] blocks, chosen by its id, and a block is stored as the one JSON text of
-//! its records.
+//! [`BLOCKS`] blocks, chosen by its id, and a block is stored as the bytes of its
+//! records: since schema 7 field by field without names ([`binary_block`]), in schemas 5
+//! and 6 as one JSON text (still read).
 //!
 //! Reading ten thousand rows of one record each cost IndexedDB about 0.2 s and the page
 //! the structured clone of ten thousand objects; the same records as a few tens of
@@ -9,14 +10,21 @@
 //! a record it puts or erases, read in the same transaction. A block that does not read
 //! whole is set aside whole, like an unreadable row, and no write may rewrite it.
 
+mod binary_block;
+
 use std::collections::{HashMap, HashSet};
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+
 use crate::record::{MemoryRecord, RecordId};
-use crate::stored_record::{StoredRecord, record_to_json_and_vector};
+pub use crate::record_blocks::binary_block::is_binary_block;
+use crate::record_blocks::binary_block::{binary_block, read_binary_block};
+use crate::stored_record::StoredRecord;
 use crate::stored_rows::{StoredMemory, UnreadableRecord};
 
 /// How many blocks the records are spread over: a usage count rewrites one block, about
-/// 150 records at ten thousand lessons, and a reload reads this many texts.
+/// 150 records at ten thousand lessons, and a reload reads this many blocks.
 pub const BLOCKS: u32 = 64;
 
 /// The block a record with `id` lives in: the 32-bit FNV-1a hash of the id's bytes,
@@ -31,10 +39,28 @@ pub fn block_of(id: &RecordId) -> u32 {
 /// A block's value as the store holds it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum BlockValue {
-    /// A text, as this Remind writes every block (the store holds its UTF-8 bytes).
-    Text(String),
-    /// Anything else, as text to show (JSON, or bytes that are not UTF-8 made readable).
+    /// Bytes, as Remind writes every block: a binary block ([`binary_block`], schema 7),
+    /// or the UTF-8 of a JSON text (schemas 5 and 6).
+    Bytes(Vec<u8>),
+    /// Anything else, as text to show (its JSON).
     Other(String),
+}
+
+impl BlockValue {
+    /// The block as text to show and export when it does not read: a JSON block's
+    /// text, a binary block's bytes in base64, other bytes made readable.
+    fn into_raw_text(self) -> String {
+        match self {
+            BlockValue::Bytes(bytes) if is_binary_block(&bytes) => {
+                format!("binary block, base64: {}", STANDARD.encode(bytes))
+            }
+            BlockValue::Bytes(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            },
+            BlockValue::Other(text) => text,
+        }
+    }
 }
 
 /// The blocks as read: the records of every block that reads whole, and each block
@@ -65,9 +91,7 @@ impl ReadBlocks {
             Ok(records) => self.records.extend(records),
             Err(problem) => self.unreadable.push(UnreadableRecord {
                 key: unreadable_block_key(&key),
-                raw: match value {
-                    BlockValue::Text(text) | BlockValue::Other(text) => text,
-                },
+                raw: value.into_raw_text(),
                 problem,
             }),
         }
@@ -80,15 +104,24 @@ fn read_block(key: &str, value: &BlockValue) -> Result<Vec<MemoryRecord>, String
         .ok()
         .filter(|n| *n < BLOCKS)
         .ok_or_else(|| format!("it is stored under {key}, which is not one of Remind's blocks"))?;
-    let BlockValue::Text(text) = value else {
+    let BlockValue::Bytes(bytes) = value else {
         return Err(
-            "it is a block of lessons that is not the bytes of a text; something other than Remind wrote it"
+            "it is a block of lessons that is not bytes; something other than Remind wrote it"
                 .into(),
         );
     };
-    let stored: Vec<StoredRecord> = serde_json::from_str(text).map_err(|e| {
-        format!("it is a block of lessons this version of Remind cannot read ({e}); a newer Remind may have written it")
-    })?;
+    let stored: Vec<StoredRecord> = if is_binary_block(bytes) {
+        read_binary_block(bytes).map_err(|e| {
+            format!("it is a block of lessons this version of Remind cannot read: {e}; a newer Remind may have written it")
+        })?
+    } else {
+        let text = std::str::from_utf8(bytes).map_err(|_| {
+            "it is a block of lessons that is neither Remind's binary form nor a text; something other than Remind wrote it".to_string()
+        })?;
+        serde_json::from_str(text).map_err(|e| {
+            format!("it is a block of lessons this version of Remind cannot read ({e}); a newer Remind may have written it")
+        })?
+    };
     let records: Vec<MemoryRecord> = stored.into_iter().map(MemoryRecord::from).collect();
     let mut seen = HashSet::with_capacity(records.len());
     for record in &records {
@@ -139,7 +172,7 @@ pub struct TouchedBlock<'a> {
 /// every block that holds, or is to hold, a record of `put` or `erase`, with the records
 /// it holds now (`held`: every record read from the blocks in the change's transaction,
 /// in the order read) less those erased, a put record in place of the one of its id,
-/// and new ones after. [`block_text`] makes each the text to store.
+/// and new ones after. [`block_bytes`] makes each the bytes to store.
 pub fn rewritten_blocks<'a>(
     held: &[&'a MemoryRecord],
     put: &'a [MemoryRecord],
@@ -283,22 +316,14 @@ impl StoreContents {
     }
 }
 
-/// The JSON array of `records`, each as its row holds it (without its embedding), in
-/// the order of their ids: a read puts the records of all blocks in that order, which
-/// for blocks each in order is a merge of 64 runs rather than a sort (at 100 000
-/// lessons natively, 91 ms for blocks in the order records were written).
-pub fn block_text(records: &[&MemoryRecord]) -> Result<String, serde_json::Error> {
+/// The bytes of a block holding `records` ([`binary_block`], without their
+/// embeddings), in the order of their ids: a read puts the records of all blocks in
+/// that order, which for blocks each in order is a merge of 64 runs rather than a sort
+/// (at 100 000 lessons natively, 91 ms for blocks in the order records were written).
+pub fn block_bytes(records: &[&MemoryRecord]) -> Result<Vec<u8>, String> {
     let mut records = records.to_vec();
     records.sort_by(|a, b| in_key_order(&a.id.0, &b.id.0));
-    let mut text = String::from("[");
-    for (i, record) in records.iter().enumerate() {
-        if i > 0 {
-            text.push(',');
-        }
-        text.push_str(&record_to_json_and_vector(record)?.0);
-    }
-    text.push(']');
-    Ok(text)
+    binary_block(&records)
 }
 
 #[cfg(test)]
@@ -321,8 +346,8 @@ mod tests {
         blocks
             .into_iter()
             .map(|block| {
-                let text = block_text(&block.records).unwrap();
-                (block.number.to_string(), BlockValue::Text(text))
+                let bytes = block_bytes(&block.records).unwrap();
+                (block.number.to_string(), BlockValue::Bytes(bytes))
             })
             .collect()
     }
@@ -437,20 +462,40 @@ mod tests {
         );
     }
 
+    /// A block as schemas 5 and 6 wrote it: the JSON array of its records' texts.
+    fn json_block(records: &[&MemoryRecord]) -> Vec<u8> {
+        let texts: Vec<String> = records
+            .iter()
+            .map(|r| {
+                crate::stored_record::record_to_json_and_vector(r)
+                    .unwrap()
+                    .0
+            })
+            .collect();
+        format!("[{}]", texts.join(",")).into_bytes()
+    }
+
     #[test]
     fn a_block_that_does_not_read_whole_is_set_aside_whole_with_its_raw_text() {
         let (first, _) = two_ids_in_one_block();
         let number = block_of(&RecordId(first.clone()));
-        let good = block_text(&[&lesson(&first)]).unwrap();
+        let good = block_bytes(&[&lesson(&first)]).unwrap();
         let elsewhere = (number + 1) % BLOCKS;
-        let twice = block_text(&[&lesson(&first), &lesson(&first)]).unwrap();
+        let twice = block_bytes(&[&lesson(&first), &lesson(&first)]).unwrap();
+        let mut cut = good.clone();
+        cut.truncate(good.len() - 2);
         let read = read_blocks([
-            (number.to_string(), BlockValue::Text("[{\"id\":1}]".into())),
-            (elsewhere.to_string(), BlockValue::Text(good.clone())),
-            (number.to_string(), BlockValue::Text(twice)),
-            ("\"x\"".into(), BlockValue::Text(good.clone())),
+            (
+                number.to_string(),
+                BlockValue::Bytes(b"[{\"id\":1}]".to_vec()),
+            ),
+            (elsewhere.to_string(), BlockValue::Bytes(good.clone())),
+            (number.to_string(), BlockValue::Bytes(twice)),
+            ("\"x\"".into(), BlockValue::Bytes(good.clone())),
             (number.to_string(), BlockValue::Other("{\"a\":1}".into())),
-            (number.to_string(), BlockValue::Text(good)),
+            (number.to_string(), BlockValue::Bytes(cut.clone())),
+            (number.to_string(), BlockValue::Bytes(vec![0xC3, 0x28])),
+            (number.to_string(), BlockValue::Bytes(good)),
         ]);
         assert_eq!(read.records.len(), 1, "only the last block reads");
         let problems: Vec<_> = read.unreadable.iter().map(|u| u.problem.as_str()).collect();
@@ -464,12 +509,36 @@ mod tests {
             problems[3].contains("not one of Remind's blocks"),
             "{problems:?}"
         );
-        assert!(
-            problems[4].contains("not the bytes of a text"),
-            "{problems:?}"
-        );
+        assert!(problems[4].contains("not bytes"), "{problems:?}");
+        assert!(problems[5].contains("do not read"), "{problems:?}");
+        assert!(problems[6].contains("neither"), "{problems:?}");
         assert_eq!(read.unreadable[0].raw, "[{\"id\":1}]");
         assert_eq!(read.unreadable[0].key, format!("{{\"block\":{number}}}"));
+        assert_eq!(
+            read.unreadable[5].raw,
+            format!("binary block, base64: {}", STANDARD.encode(&cut)),
+            "a binary block is kept whole, as its bytes"
+        );
+        assert_eq!(read.unreadable[6].raw, "\u{FFFD}(");
+    }
+
+    #[test]
+    fn a_json_block_an_earlier_schema_wrote_reads_as_its_binary_form_does() {
+        let (first, second) = two_ids_in_one_block();
+        let (a, b) = (lesson(&first), lesson(&second));
+        let number = block_of(&a.id).to_string();
+        let from_json = read_blocks([(number.clone(), BlockValue::Bytes(json_block(&[&a, &b])))]);
+        let from_binary =
+            read_blocks([(number, BlockValue::Bytes(block_bytes(&[&a, &b]).unwrap()))]);
+        assert!(
+            from_json.unreadable.is_empty(),
+            "{:?}",
+            from_json.unreadable
+        );
+        assert_eq!(from_json.records.len(), 2);
+        let mut in_order = from_json.records.clone();
+        in_order.sort_by(|x, y| in_key_order(&x.id.0, &y.id.0));
+        assert_eq!(from_binary.records, in_order);
     }
 
     #[test]
