@@ -4,6 +4,8 @@
 //!
 //! The serde names here are the wire names, written once: the importer validates enum
 //! fields by deserialising them as these types, so it accepts exactly what they name.
+//! The records store's binary blocks (`record_blocks/binary_block.rs`) hold each enum by
+//! its variant's position instead: a variant is only ever added last.
 
 use serde::{Deserialize, Deserializer, Serialize};
 

@@ -250,6 +250,40 @@ mod tests {
         assert!(read_binary_block(&bytes).is_err());
     }
 
+    #[test]
+    fn every_enum_variant_keeps_the_position_blocks_already_hold_it_by() {
+        use crate::stored_record::{StoredActor, StoredChangeReason};
+        fn position<T: Serialize>(value: &T) -> Vec<u8> {
+            postcard::to_allocvec(value).unwrap()
+        }
+        assert_eq!(position(&BlockKind::Clarification), [0]);
+        assert_eq!(position(&StoredScope::Always), [0]);
+        assert_eq!(position(&StoredScope::EveryQuestion), [1]);
+        assert_eq!(position(&StoredSource::UserStated), [0]);
+        assert_eq!(position(&StoredSource::UserConfirmedProposal), [1]);
+        assert_eq!(position(&StoredState::Current), [0]);
+        assert_eq!(position(&StoredState::Superseded), [1]);
+        assert_eq!(position(&StoredState::Withdrawn), [2]);
+        assert_eq!(position(&StoredActor::User), [0]);
+        assert_eq!(position(&StoredActor::Import), [1]);
+        let reasons = [
+            StoredChangeReason::Corrected,
+            StoredChangeReason::CorrectedAfterApplied,
+            StoredChangeReason::Edited,
+            StoredChangeReason::ExceptionsChanged,
+            StoredChangeReason::Withdrawn,
+            StoredChangeReason::Undone,
+        ];
+        for (at, reason) in reasons.iter().enumerate() {
+            assert_eq!(position(reason), [at as u8], "{reason:?}");
+        }
+        let example = BlockKind::VerifiedExample {
+            understanding: String::new(),
+            answer: String::new(),
+        };
+        assert_eq!(position(&example), [1, 0, 0]);
+    }
+
     proptest! {
         #[test]
         fn any_bytes_after_the_tag_are_read_or_refused_never_a_panic(body in proptest::collection::vec(any::<u8>(), 0..512)) {
