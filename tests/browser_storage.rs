@@ -386,6 +386,63 @@ async fn a_block_this_remind_cannot_read_is_set_aside_whole_guards_its_lessons_a
 }
 
 #[wasm_bindgen_test]
+async fn a_block_holding_no_bytes_or_under_a_key_remind_never_writes_is_set_aside_and_the_rest_reads()
+ {
+    let store = IdbStore::default();
+    let kept = stored_lesson(&store, "beside-odd-blocks").await;
+    let empty = (block_of(&kept.id) + 2) % BLOCKS;
+    put_raw_block(empty, "undefined").await;
+    put_raw("record_blocks", "new Uint8Array([1, 2]), 'seven'").await;
+    put_raw(
+        "record_blocks",
+        &format!("new Uint8Array([3]), {}", BLOCKS + 1),
+    )
+    .await;
+
+    for stored in [
+        store
+            .load_all()
+            .await
+            .expect("the odd blocks do not fail the load"),
+        store.load_all_but_embeddings().await.unwrap(),
+    ] {
+        assert!(stored.records.iter().any(|r| r.id == kept.id));
+        for key in [
+            format!("{{\"block\":{empty}}}"),
+            r#"{"block":"seven"}"#.to_string(),
+            format!("{{\"block\":{}}}", BLOCKS + 1),
+        ] {
+            let set_aside = stored
+                .unreadable
+                .iter()
+                .find(|u| u.key == key)
+                .unwrap_or_else(|| panic!("{key} is listed: {:?}", stored.unreadable));
+            if key.contains(&empty.to_string()) {
+                assert_eq!(set_aside.raw, "undefined");
+            }
+        }
+    }
+    let keys: Vec<String> = store
+        .load_all()
+        .await
+        .unwrap()
+        .unreadable
+        .into_iter()
+        .map(|u| u.key)
+        .filter(|key| key.starts_with("{\"block\""))
+        .collect();
+    store.erase_unreadable(&keys).await.unwrap();
+    let after = store.load_all().await.unwrap();
+    assert!(
+        after
+            .unreadable
+            .iter()
+            .all(|u| !u.key.starts_with("{\"block\""))
+    );
+    assert!(after.records.iter().any(|r| r.id == kept.id));
+}
+
+#[wasm_bindgen_test]
 async fn a_row_copying_a_lesson_its_block_holds_is_set_aside_and_the_lesson_kept() {
     let store = IdbStore::default();
     let mut kept = stored_lesson(&store, "copied").await;

@@ -892,9 +892,10 @@ async fn read_all(store_name: &str) -> Result<Vec<String>, StoreError> {
 /// A stored value as JSON text; a value JSON cannot hold (a cycle, a BigInt) is an
 /// error, not a panic.
 fn json_text(value: &JsValue) -> Result<String, StoreError> {
-    JSON::stringify(value)
-        .map(String::from)
-        .map_err(|e| failed("reading", e))
+    let text = JSON::stringify(value).map_err(|e| failed("reading", e))?;
+    // `undefined` (which a store of keys apart from its values may hold) has no JSON:
+    // named as JavaScript writes it.
+    Ok(text.as_string().unwrap_or_else(|| "undefined".into()))
 }
 
 /// The browser tests' way to make the next save fail as a full disk would: setting
