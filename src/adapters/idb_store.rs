@@ -8,9 +8,9 @@
 //! it allows. Records are stored in blocks, each the bytes of the records whose id
 //! falls in it (schema 5, binary since schema 7, `remind_core::record_blocks`), their
 //! embeddings apart as `Float32Array`s under their ids; a block or an older row that
-//! does not decode is set aside untouched (`remind_core::stored_rows`), never overwritten. A usage count or a
-//! stored embedding reads and writes only its own records' blocks
-//! ([`MemoryStore::transact_records`]).
+//! does not decode is set aside untouched (`remind_core::stored_rows`), never
+//! overwritten. A usage count or a stored embedding reads and writes only its own
+//! records' blocks ([`MemoryStore::transact_records`]).
 
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
@@ -213,13 +213,10 @@ async fn erase_in(
     for (key, block) in reads {
         let lesson_in_block = match block {
             Some((id, number, read)) => {
-                let block = read.await?;
-                // No block there: the lesson is in none.
-                !block.is_undefined()
-                    && read_blocks([(number.to_string(), block_value_read(&block))])
-                        .records
-                        .iter()
-                        .any(|record| record.id.0 == id)
+                read_blocks([(number.to_string(), block_value_read(&read.await?))])
+                    .records
+                    .iter()
+                    .any(|record| record.id.0 == id)
             }
             None => false,
         };
@@ -1305,8 +1302,9 @@ fn embeddings_apart(upgrade: &IdbTransaction, old_version: u32, then: Box<dyn Fn
     });
 }
 
-/// Reads every key and value of the records store in the upgrade transaction and hands
-/// them to `then`; should either request fail, the upgrade is aborted.
+/// Reads every key and value of `records` (the records store, or the blocks store) in
+/// the upgrade transaction and hands them to `then`; should either request fail, the
+/// upgrade is aborted.
 fn read_every_row(
     upgrade: &IdbTransaction,
     records: &IdbObjectStore,
