@@ -96,42 +96,34 @@ async fn raw_row(id: &str) -> (JsValue, JsValue, u32) {
             open.onerror = () => reject(open.error);
             open.onsuccess = () => {{
                 const db = open.result;
-                const stores = db.version >= 5 ? ['records', 'embeddings', 'record_blocks'] : ['records', 'embeddings'];
-                const tx = db.transaction(stores);
+                const tx = db.transaction(['records', 'embeddings']);
                 const row = tx.objectStore('records').get({id:?});
                 const apart = tx.objectStore('embeddings').get({id:?});
-                const keys = db.version >= 5 ? tx.objectStore('record_blocks').getAllKeys() : null;
-                const blocks = db.version >= 5 ? tx.objectStore('record_blocks').getAll() : null;
                 // Closed once the read's transaction is over, so no deletion that
                 // follows finds the connection still open.
-                tx.oncomplete = () => {{ db.close(); resolve([row.result, apart.result, db.version, keys?.result ?? [], blocks?.result ?? []]); }};
+                tx.oncomplete = () => {{ db.close(); resolve([row.result, apart.result, db.version]); }};
                 tx.onerror = () => {{ db.close(); reject(tx.error); }};
             }};
         }})"
     ))
     .await;
     let found = Array::from(&found);
-    let (keys, blocks) = (Array::from(&found.get(3)), Array::from(&found.get(4)));
+    let version = found.get(2).as_f64().unwrap() as u32;
+    let mut row = found.get(0);
     // A record moved into a block is found there; a row left beside the blocks is
     // found as a row.
-    let in_block = || {
-        let read = read_blocks(keys.iter().zip(blocks.iter()).map(|(key, block)| {
-            let bytes = block.unchecked_into::<js_sys::Uint8Array>().to_vec();
-            (key.as_f64().unwrap().to_string(), BlockValue::Bytes(bytes))
-        }));
-        read.records
-            .iter()
-            .find(|record| record.id.0 == id)
-            .map_or(JsValue::UNDEFINED, |record| {
-                JSON::parse(&record_to_json(record).unwrap()).unwrap()
-            })
-    };
-    let row = found.get(0);
-    (
-        if row.is_undefined() { in_block() } else { row },
-        found.get(1),
-        found.get(2).as_f64().unwrap() as u32,
-    )
+    if row.is_undefined() && version >= 5 {
+        let read = read_blocks(
+            raw_blocks()
+                .await
+                .into_iter()
+                .map(|(number, bytes)| (number.to_string(), BlockValue::Bytes(bytes))),
+        );
+        if let Some(record) = read.records.iter().find(|record| record.id.0 == id) {
+            row = JSON::parse(&record_to_json(record).unwrap()).unwrap();
+        }
+    }
+    (row, found.get(1), version)
 }
 
 /// Whether `row` holds an `embedding` field of its own.

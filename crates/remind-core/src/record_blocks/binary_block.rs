@@ -1,14 +1,14 @@
 //! A block of records as this Remind writes it since schema 7: a tag, then the records
 //! field by field in a fixed order (postcard), with no field names and no text to scan.
 //!
-//! At 10 000 lessons the JSON blocks of schema 5 were 5.2 MB, decoded natively in
-//! 8.3 ms and in the page in about 20 ms of a reload's main thread; the same records
-//! in this form are 2.1 MB and decode natively in 2.8 ms (`bench_read_blocks`). JSON
-//! names every field of every record, and most of the decoding was matching those
-//! names and scanning the text for the ends of its strings.
+//! At 10 000 lessons the JSON blocks of schemas 5 and 6 were 5.2 MB, read into records
+//! natively in 8.0 ms and in the page in about 20 ms of a reload's main thread; the
+//! same records in this form are 2.2 MB and read natively in 4.7 ms
+//! (`bench_read_blocks`). JSON names every field of every record, and most of the
+//! decoding was matching those names and scanning the text for the ends of its strings.
 //!
 //! The layout is [`BlockRecord`]'s fields in order, each enum as the position of its
-//! variant: a field or a variant is only ever added at the end, with a new tag, so a
+//! variant: a new variant only ever goes last, and a new field needs a new tag, so a
 //! block written by an earlier Remind keeps reading.
 
 use serde::{Deserialize, Serialize};
