@@ -37,8 +37,8 @@ await page.locator('#ask-input').waitFor();
 await page.waitForTimeout(2000);
 const times = [];
 for (let i = 0; i < 7; i += 1) {
-  times.push(await timedAsk(page, `What is like < word${i} > in question ${i}?`, 300));
+  times.push((await timedAsk(page, `What is like < word${i} > in question ${i}?`, 300)).overheadMs);
   await page.waitForTimeout(500);
 }
-console.log(`${N} logged turns: ask overhead median ${median(times).toFixed(0)} ms (${times.map((t) => t.toFixed(0)).join(', ')})`);
+console.log(`${N} logged turns: ask overhead (the time minus the model's request) median ${median(times).toFixed(0)} ms (${times.map((t) => t.toFixed(0)).join(', ')})`);
 await context.close(); await site.close(); fake.close?.(); process.exit(0);

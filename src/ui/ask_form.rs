@@ -36,6 +36,7 @@ pub fn AskForm() -> impl IntoView {
     let on_input = move |ev: Event| {
         let text = event_target_value(&ev);
         question.set(text.clone());
+        page.note_person_at_the_question_box();
         set_timeout(
             move || {
                 let still_typed = question.try_with_untracked(|now| *now == text) == Some(true);

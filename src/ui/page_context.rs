@@ -96,6 +96,10 @@ pub struct PageContext {
     /// The background embedding of lessons that lack an embedding (after an import or
     /// a model change): how many still wait, or why it stopped.
     pub background_embedding: RwSignal<BackgroundEmbedding>,
+    /// When the person last typed in the question box or was answered (`Date.now()`,
+    /// in ms): the background embedding leaves them the worker for [`PERSON_QUIET`]
+    /// after it.
+    last_at_the_question_box: StoredValue<f64>,
 }
 
 /// Where the background embedding of waiting lessons stands.
@@ -121,6 +125,11 @@ const BACKGROUND_EMBEDDING_BATCH: usize = 4;
 /// How often the background embedding looks whether the question being asked is
 /// answered, to store what it embedded or go on with its next step.
 const ASKING_POLL: Duration = Duration::from_millis(25);
+
+/// How long the background embedding starts no step after the person last typed in
+/// the question box or was answered: longer than a pause between keystrokes, or
+/// between the last one and Enter, so a question is never embedded behind a lesson.
+const PERSON_QUIET: Duration = Duration::from_secs(1);
 
 /// A one-line outcome shown to the user; errors are styled and announced as alerts.
 #[derive(Clone, Debug, PartialEq)]
@@ -189,6 +198,7 @@ impl PageContext {
             write_progress,
             shown_lesson: RwSignal::new(None),
             background_embedding: RwSignal::new(BackgroundEmbedding::Idle),
+            last_at_the_question_box: StoredValue::new(f64::NEG_INFINITY),
         }
     }
 
@@ -257,9 +267,9 @@ impl PageContext {
                     return;
                 }
                 yield_to_browser().await;
-                // A question asked meanwhile has the worker and the main thread to
-                // itself: the next step waits until it is answered.
-                page.no_question_asked().await;
+                // A question asked or being typed meanwhile has the worker to itself:
+                // the next step waits until the person has been quiet for a while.
+                page.person_quiet().await;
             }
         });
     }
@@ -271,6 +281,30 @@ impl PageContext {
     async fn no_question_asked(self) {
         while self.asking.get_untracked() {
             pause(ASKING_POLL).await;
+        }
+    }
+
+    /// Notes that the person is typing a question, or has just been answered: see
+    /// [`PageContext::person_quiet`].
+    pub fn note_person_at_the_question_box(&self) {
+        self.last_at_the_question_box.set_value(js_sys::Date::now());
+    }
+
+    /// Resolves once no question is being asked and the person has neither typed one
+    /// nor been answered for [`PERSON_QUIET`]. The worker embeds one text at a time, so
+    /// a question that comes while it embeds a lesson waits for that lesson (5–20 ms);
+    /// held from the first keystroke, the background has left the worker idle by the
+    /// time the question is embedded, as it is for the next question of someone who
+    /// has just been answered.
+    async fn person_quiet(self) {
+        loop {
+            self.no_question_asked().await;
+            let since = js_sys::Date::now() - self.last_at_the_question_box.get_value();
+            let left = PERSON_QUIET.as_secs_f64() * 1000.0 - since;
+            if left <= 0.0 {
+                return;
+            }
+            pause(Duration::from_secs_f64(left / 1000.0)).await;
         }
     }
 
@@ -311,11 +345,17 @@ impl PageContext {
                     self.conversation_error
                         .set(kept.err().map(|error| error.to_string()));
                 }
+                // Noted before the turn stops asking, so the background embedding
+                // never sees the person's question done without them just answered.
+                self.note_person_at_the_question_box();
                 // The answer is shown before its statistics are written.
                 state.set(TurnState::Answered(Box::new(turn.clone())));
                 session.note_answered(&turn, mode).await;
             }
-            Err(error) => state.set(TurnState::Failed(error.to_string())),
+            Err(error) => {
+                self.note_person_at_the_question_box();
+                state.set(TurnState::Failed(error.to_string()));
+            }
         }
     }
 
