@@ -208,7 +208,7 @@ async function measure(site, fake, lessons) {
     const afterAway = [];
     for (let i = 0; i < AWAY_QUESTIONS; i += 1) {
       await page.waitForTimeout(AWAY_MS);
-      afterAway.push(await timedAsk(page, `What is like < away${i} > in question ${i}?`));
+      afterAway.push(await timedAsk(page, `Where is the < away${i} > of room ${i}?`));
     }
 
     const { reloadMs, reloadsMs, stepsMs } = await timedReload(page, `reload-${lessons}`, lessons);
