@@ -115,15 +115,15 @@ for (const { script, build } of BUILDS) {
       assert.equal(reply.ready.from_converted, false, 'a first load reads the ONNX file');
       // Every matrix product of the plan built before ready runs tract-linalg's wasm
       // kernel, none a generic or unoptimised one. Once the worker has built the plans of
-      // later questions (the 32-token one), both builds run the 36 weight products of each
+      // later questions (the 24- and 32-token ones), both builds run the 36 weight products of each
       // plan on int8 weights instead (remind-embedder's quantized_product), each with the
       // integer dot product its engine has.
       console.log(`${build}: matmul kernels ${reply.ready.matmul_kernels.join(', ')}, then ${reply.plans?.matmul_kernels.join(', ')}`);
       assert.deepEqual(reply.ready.matmul_kernels, ['wasm_f32_8x8 ×48'], `${build} kernels at ready`);
       const expected = build === 'relaxed-simd'
-        ? ['remind_i8_weights_i7x2_relaxed_dot ×72', 'wasm_f32_8x8 ×24']
-        : ['remind_i8_weights_i14_i16_dot ×72', 'wasm_f32_8x8 ×24'];
-      assert.deepEqual(reply.plans?.matmul_kernels, expected, `${build} kernels of the 16- and 32-token plans`);
+        ? ['remind_i8_weights_i7x2_relaxed_dot ×108', 'wasm_f32_8x8 ×36']
+        : ['remind_i8_weights_i14_i16_dot ×108', 'wasm_f32_8x8 ×36'];
+      assert.deepEqual(reply.plans?.matmul_kernels, expected, `${build} kernels of the 16-, 24- and 32-token plans`);
       assert.ok(reply.plans.build_ms > 0, `${build} says how long building the plans took: ${reply.plans.build_ms}`);
       assertParity(`${build} from the ONNX:`, reply.vectors);
       assertParity(`${build} from the ONNX, the plans of later questions:`, reply.afterPlans.vectors);
@@ -223,7 +223,7 @@ test('a worker kept busy from ready on still builds its int8 plans, between two 
     }), { script: BUILDS[1].script });
     assert.equal(seen.why, 'plans', JSON.stringify(seen));
     console.log(`plans built ${(seen.plans.at - seen.readyAt).toFixed(0)} ms after ready, in ${seen.plans.build_ms.toFixed(0)} ms, ${seen.steps} requests in all`);
-    assert.deepEqual(seen.plans.matmul_kernels, ['remind_i8_weights_i7x2_relaxed_dot ×72', 'wasm_f32_8x8 ×24']);
+    assert.deepEqual(seen.plans.matmul_kernels, ['remind_i8_weights_i7x2_relaxed_dot ×108', 'wasm_f32_8x8 ×36']);
   });
 });
 

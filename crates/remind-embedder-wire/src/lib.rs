@@ -89,7 +89,7 @@ pub enum FromWorker {
         read_early: bool,
     },
     /// After `Ready`, once the worker has built the plans a later question may need (the
-    /// 32-token one, and every plan again with its weight products on int8 weights): the
+    /// 24- and 32-token ones, and every plan again with its weight products on int8 weights): the
     /// kernels its plans now run, as in `Ready`, and how long building them held the
     /// worker (a question that came meanwhile waited for it).
     Plans {

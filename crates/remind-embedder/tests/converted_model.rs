@@ -46,7 +46,7 @@ fn the_converted_model_embeds_as_sentence_transformers_and_as_the_onnx_path() {
     assert_eq!(reloaded.model_id(), MODEL_ID);
     let reference = reference();
     let mut texts = reference.sentences.clone();
-    // One text in the 32-token bucket, so a second plan of the reloaded graph is checked.
+    // One text longer than 16 tokens, so a second plan of the reloaded graph is checked.
     texts.push("what is similar to fast, and what sounds like it but means something else".into());
     for (i, text) in texts.iter().enumerate() {
         let ours = reloaded.embed(text).expect("the reloaded model embeds");

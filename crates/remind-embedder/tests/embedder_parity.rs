@@ -126,9 +126,9 @@ fn every_matrix_product_of_the_plans_runs_an_optimised_kernel() {
     );
     embedder
         .warm_up_up_to(32)
-        .expect("builds the 16- and 32-token plans");
+        .expect("builds the 16-, 24- and 32-token plans");
     let kernels = embedder.matmul_kernels();
-    println!("matmul kernels of the 16- and 32-token plans: {kernels:?}");
+    println!("matmul kernels of the 16-, 24- and 32-token plans: {kernels:?}");
     assert!(!kernels.is_empty(), "MiniLM is matrix products");
     // A generic einsum would run without tract-linalg's kernels; the worker's report
     // (tests/e2e/worker-embedder.test.mjs) names the wasm ones.

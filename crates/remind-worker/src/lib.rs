@@ -30,7 +30,7 @@ const BUILD: &str = if cfg!(target_feature = "relaxed-simd") {
 };
 
 /// The plans built before `Ready`: a question of up to 16 tokens (most of them) is
-/// answered without waiting for an optimisation. The 32-token plan is built after.
+/// answered without waiting for an optimisation. The 24- and 32-token plans are built after.
 const TOKENS_PLANNED_BEFORE_READY: usize = 16;
 /// The plans built while warming up after `Ready` (or, when requests came at once,
 /// once the worker is idle), so later questions of up to 32 tokens do not wait either.
@@ -64,7 +64,7 @@ struct PlansAfterReady {
 }
 
 /// What is left to do after `Ready`, so the first embedding does not wait for it: the
-/// 32-token plan and, after a load from the ONNX file, keeping the converted model.
+/// 24- and 32-token plans and, after a load from the ONNX file, keeping the converted model.
 struct Deferred {
     /// Where to keep the conversion; `None` when the model came from it already (or
     /// there is no Cache API).
@@ -179,7 +179,7 @@ pub fn start() {
 }
 
 /// Steps of warming up run after `Ready` while no request has come, each in a task of
-/// its own: the 32-token plan, then embeddings of a short text. Without them the first
+/// its own: the 24- and 32-token plans, then embeddings of a short text. Without them the first
 /// lessons embedded after an import (about 20 tokens each) waited for that plan to be
 /// built, and ran before the engine had compiled the kernels for speed: the first
 /// four took 365 ms, however long the worker had waited since `Ready`.
@@ -188,7 +188,7 @@ const WARM_UP_RUNS: u32 = 3;
 /// that asks at once is answered first, and its request warms the kernels instead.
 const WARM_UP_AFTER_MS: i32 = 200;
 
-/// Builds the 32-token plan, then embeds a short text, `runs` steps in all, one task
+/// Builds the 24- and 32-token plans, then embeds a short text, `runs` steps in all, one task
 /// each, while `last_request_ms` has not moved since `Ready`, so the page's first
 /// requests find the plans built and the kernels compiled for speed.
 fn warm_up_kernels(state: Rc<RefCell<State>>, last_request_ms: Rc<Cell<f64>>, runs: u32) {
@@ -214,7 +214,7 @@ fn warm_up_kernels(state: Rc<RefCell<State>>, last_request_ms: Rc<Cell<f64>>, ru
     );
 }
 
-/// Builds the plans a question after `Ready` may need: the 32-token one, and (in both
+/// Builds the plans a question after `Ready` may need: the 24- and 32-token ones, and (in both
 /// wasm builds) every plan again with the weight products on int8 weights
 /// (`TractEmbedder::quantize_products`), which the first plan was built without so that
 /// `Ready` comes sooner. Says what the plans now run with `Plans` when it built any. The
@@ -259,7 +259,7 @@ fn when_idle(state: Rc<RefCell<State>>, last_request_ms: Rc<Cell<f64>>) {
     );
 }
 
-/// Does what `Ready` left for later, once: builds the 32-token plan, then writes the
+/// Does what `Ready` left for later, once: builds the 24- and 32-token plans, then writes the
 /// converted model and keeps it in the cache, saying so with `Converted`.
 fn run_deferred(state: &Rc<RefCell<State>>) {
     let deferred = match &mut *state.borrow_mut() {
