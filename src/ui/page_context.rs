@@ -128,7 +128,8 @@ const ASKING_POLL: Duration = Duration::from_millis(25);
 
 /// How long the background embedding starts no step after the person last typed in
 /// the question box or was answered: longer than a pause between keystrokes, or
-/// between the last one and Enter, so a question is never embedded behind a lesson.
+/// between the last one and Enter, so a typed question finds the worker idle (one
+/// pasted and asked within a lesson's embedding, 10–20 ms, still waits for it).
 const PERSON_QUIET: Duration = Duration::from_secs(1);
 
 /// A one-line outcome shown to the user; errors are styled and announced as alerts.
