@@ -36,9 +36,9 @@
 // files (scripts/setup). The model is the fake server of the e2e tests, which answers
 // at once (its own work is under a millisecond). A question's overhead is, as the issue
 // defines it, its time minus the model's: from the click to the reply on screen, less
-// the chat request's time by the page's Resource Timing (the fetch to the reply's last
-// byte, 4–15 ms of the browser's network stack and a Node server sharing two cores);
-// both are printed beside it. The first question after an import is its whole time.
+// the completion request's time by the page's Resource Timing (the fetch to the reply's
+// last byte: 5–9 ms in most asks, the browser's network stack and a Node server sharing
+// two cores); both are printed beside it. The first question after an import is its whole time.
 // Each size uses a new browser profile. Figures are printed, never
 // asserted. An import file is limited to 5 MiB, about 11 500 of these lessons, so
 // 100 000 lessons cannot be imported in one file and are not measured here.
@@ -122,7 +122,7 @@ const ms = (x) => Math.round(x);
 /**
  * The medians of the timed asks: `askMs`, Remind's own overhead (the time minus the
  * model's request), and, to show what it was taken from, `askTotalMs` (click to reply)
- * and `askModelMs` (the chat request).
+ * and `askModelMs` (the completion request).
  */
 const askFigures = (asks) => ({
   askMs: median(asks.map((a) => a.overheadMs)),
