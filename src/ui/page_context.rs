@@ -96,9 +96,9 @@ pub struct PageContext {
     /// The background embedding of lessons that lack an embedding (after an import or
     /// a model change): how many still wait, or why it stopped.
     pub background_embedding: RwSignal<BackgroundEmbedding>,
-    /// When the person last typed in the question box or was answered (`Date.now()`,
-    /// in ms): the background embedding leaves them the worker for [`PERSON_QUIET`]
-    /// after it.
+    /// When the person last typed in the question box or was answered (the page's
+    /// monotonic clock, in ms): the background embedding leaves them the worker for
+    /// [`PERSON_QUIET`] after it.
     last_at_the_question_box: StoredValue<f64>,
 }
 
@@ -288,7 +288,9 @@ impl PageContext {
     /// Notes that the person is typing a question, or has just been answered: see
     /// [`PageContext::person_quiet`].
     pub fn note_person_at_the_question_box(&self) {
-        self.last_at_the_question_box.set_value(js_sys::Date::now());
+        if let Some(now) = page_clock_ms() {
+            self.last_at_the_question_box.set_value(now);
+        }
     }
 
     /// Resolves once no question is being asked and the person has neither typed one
@@ -300,12 +302,16 @@ impl PageContext {
     async fn person_quiet(self) {
         loop {
             self.no_question_asked().await;
-            let since = js_sys::Date::now() - self.last_at_the_question_box.get_value();
-            let left = PERSON_QUIET.as_secs_f64() * 1000.0 - since;
-            if left <= 0.0 {
-                return;
+            let Some(now) = page_clock_ms() else { return };
+            let since = now - self.last_at_the_question_box.get_value();
+            let quiet = PERSON_QUIET.as_secs_f64() * 1000.0;
+            // Never held longer than the quiet itself, whatever the clock said before.
+            let left = (quiet - since).min(quiet);
+            // Past (negative), or not a number: quiet long enough.
+            match Duration::try_from_secs_f64(left / 1000.0) {
+                Ok(wait) if !wait.is_zero() => pause(wait).await,
+                _ => return,
             }
-            pause(Duration::from_secs_f64(left / 1000.0)).await;
         }
     }
 
@@ -429,6 +435,16 @@ impl PageContext {
             stop: StopSignal::new(),
         }
     }
+}
+
+/// Milliseconds on the page's monotonic clock (`performance.now()`), which a change of
+/// the system's time does not move: a wall clock set back an hour would have held the
+/// background embedding for that hour. `None` without one (never so on the page): the
+/// background is then not held at all.
+fn page_clock_ms() -> Option<f64> {
+    web_sys::window()
+        .and_then(|window| window.performance())
+        .map(|performance| performance.now())
 }
 
 pub fn use_page() -> PageContext {
