@@ -352,8 +352,8 @@ impl PageContext {
                     self.conversation_error
                         .set(kept.err().map(|error| error.to_string()));
                 }
-                // Noted before the turn stops asking, so the background embedding
-                // never sees the person's question done without them just answered.
+                // Noted before the turn stops asking: the background's next step,
+                // which waits for that, then also waits for the quiet after it.
                 self.note_person_at_the_question_box();
                 // The answer is shown before its statistics are written.
                 state.set(TurnState::Answered(Box::new(turn.clone())));
