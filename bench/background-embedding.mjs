@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { largeExport } from '../tests/e2e/large-export.mjs';
 import { startFakeLlm } from '../tests/e2e/fake-llm-server.mjs';
-import { firstPage, freshProfileDir, launch, openApp, saveSettings, serveDist, waitForText, scratchDir } from '../tests/e2e/helpers.mjs';
+import { firstPage, freshProfileDir, launch, mergeFile, openApp, saveSettings, serveDist, waitForEmbedded, scratchDir } from '../tests/e2e/helpers.mjs';
 
 const args = process.argv.slice(2);
 const LESSONS = Number(args.includes('--lessons') ? args[args.indexOf('--lessons') + 1] : 1000);
@@ -26,12 +26,9 @@ try {
   // The worker's plans after `Ready` and its keeping of the converted model are done
   // within a few seconds of an idle page; measured after them, as a returning visitor's.
   await page.waitForTimeout(3000);
-  await page.evaluate(() => { document.querySelector('#transfer').open = true; });
-  await page.setInputFiles('#import-file', file);
-  await page.click('#import-merge');
-  await waitForText(page, '#memory-notice', `Merged: ${LESSONS} records written`, 120_000);
+  await mergeFile(page, file, LESSONS);
   const merged = await page.evaluate(() => performance.now());
-  await page.waitForFunction((n) => document.querySelector('#memory-count')?.dataset.embedded === String(n), LESSONS, { timeout: 600_000, polling: 50 });
+  await waitForEmbedded(page, LESSONS, { timeout: 600_000, polling: 50 });
   const embedded = await page.evaluate(() => performance.now());
   const ms = embedded - merged;
   console.log(`background embedding: ${LESSONS} lessons in ${ms.toFixed(0)} ms (${(ms / LESSONS).toFixed(1)} ms a lesson)`);

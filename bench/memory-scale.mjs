@@ -48,7 +48,7 @@ import { largeExport } from '../tests/e2e/large-export.mjs';
 import { median, timedAsk as timedAskAfter } from './timed-ask.mjs';
 import { startFakeLlm } from '../tests/e2e/fake-llm-server.mjs';
 import {
-  firstPage, freshProfileDir, launch, openApp, saveSettings, serveDist, waitForEmbedder, waitForMemoryCount, waitForText, scratchDir,
+  firstPage, freshProfileDir, launch, openApp, saveSettings, serveDist, waitForEmbedded, waitForEmbedder, waitForMemoryCount, waitForText, scratchDir,
 } from '../tests/e2e/helpers.mjs';
 
 const args = process.argv.slice(2);
@@ -120,17 +120,18 @@ async function traced(page, name, work) {
 const ms = (x) => Math.round(x);
 
 /**
- * The medians of the timed asks: `askMs`, Remind's own overhead (the time minus the
- * model's request), and, to show what it was taken from, `askTotalMs` (click to reply)
- * and `askModelMs` (the completion request).
+ * The medians of the timed asks (`count` of them): `askMs`, Remind's own overhead (the
+ * time minus the model's request), and, to show what it was taken from, `askTotalMs`
+ * (click to reply) and `askModelMs` (the completion request).
  */
 const askFigures = (asks) => ({
+  count: asks.length,
   askMs: median(asks.map((a) => a.overheadMs)),
   askTotalMs: median(asks.map((a) => a.totalMs)),
   askModelMs: median(asks.map((a) => a.modelMs)),
 });
 /** How a line names the ask's figures. */
-const askLine = (r) => `ask overhead ${ms(r.askMs)} ms (median of ${r.count ?? QUESTIONS}; click to reply ${ms(r.askTotalMs)} ms, of it the model's request ${ms(r.askModelMs)} ms)`;
+const askLine = (r) => `ask overhead ${ms(r.askMs)} ms (median of ${r.count}; click to reply ${ms(r.askTotalMs)} ms, of it the model's request ${ms(r.askModelMs)} ms)`;
 /** Asks in the page as this run's arm says (at once, or after a typing pause). */
 const timedAsk = (page, question) => timedAskAfter(page, question, TYPING_PAUSE_MS);
 
@@ -139,7 +140,7 @@ const timedAsk = (page, question) => timedAskAfter(page, question, TYPING_PAUSE_
  * from the click to the download, and the file's size.
  */
 async function timedExport(page, lessons) {
-  await page.waitForFunction((n) => document.querySelector('#memory-count')?.dataset.embedded === String(n), lessons, { timeout: 120_000 });
+  await waitForEmbedded(page, lessons, { timeout: 120_000 });
   await page.evaluate(() => { document.querySelector('#transfer').open = true; });
   await page.check('#export-embeddings');
   const started = Date.now();
@@ -381,7 +382,7 @@ async function measureEmbedded(site, fake, lessons) {
     }
     const { reloadMs, reloadsMs, stepsMs } = await timedReload(page, `reload-embedded-${lessons}`, lessons);
     // The lessons are shown first; their embeddings are read and attached after.
-    await page.waitForFunction((n) => document.querySelector('#memory-count')?.dataset.embedded === String(n), lessons, { timeout: 120_000, polling: 5 });
+    await waitForEmbedded(page, lessons, { timeout: 120_000, polling: 5 });
     const embeddingsMs = await page.evaluate(() => performance.now());
     return { lessons, firstOpenMs, ...askFigures(overheads), reloadMs, reloadsMs, stepsMs, embeddingsMs };
   } finally {
@@ -411,7 +412,7 @@ try {
     const r = await measure(site, fake, lessons);
     results.push(r);
     console.log(`${lessons} lessons${ARM} (${(r.bytes / 1e6).toFixed(1)} MB file): import ${ms(r.importMs)} ms (preview ${ms(r.previewMs)} ms, merge ${ms(r.mergeMs)} ms), first question after import ${ms(r.firstMs)} ms, ${askLine(r)}, reload to usable ${ms(r.reloadMs)} ms (median of ${r.reloadsMs.map(ms).join(', ')})`);
-    console.log(`${lessons} lessons${ARM}, asked ${AWAY_MS / 1000} s after the answer before, during the background embedding: ${askLine({ ...r.awayMs, count: AWAY_QUESTIONS })}`);
+    console.log(`${lessons} lessons${ARM}, asked ${AWAY_MS / 1000} s after the answer before, during the background embedding: ${askLine(r.awayMs)}`);
     console.log(`${lessons} lessons${ARM}, a reload's steps (median ms since the navigation began): ${stepsLine(r.stepsMs)}`);
     if (r.exported) console.log(`${lessons} lessons: export with the embeddings ${ms(r.exported.ms)} ms from the click to the download (${(r.exported.bytes / 1e6).toFixed(1)} MB)`);
   }

@@ -342,6 +342,9 @@ impl PageContext {
         };
         let session = self.session();
         let outcome = session.answer_shown(&question, mode, &reply).await;
+        // Noted before the turn stops asking: the background's next step, which waits
+        // for that, then also waits for the quiet after it.
+        self.note_person_at_the_question_box();
         match outcome {
             Ok(turn) => {
                 if !temporary {
@@ -352,17 +355,11 @@ impl PageContext {
                     self.conversation_error
                         .set(kept.err().map(|error| error.to_string()));
                 }
-                // Noted before the turn stops asking: the background's next step,
-                // which waits for that, then also waits for the quiet after it.
-                self.note_person_at_the_question_box();
                 // The answer is shown before its statistics are written.
                 state.set(TurnState::Answered(Box::new(turn.clone())));
                 session.note_answered(&turn, mode).await;
             }
-            Err(error) => {
-                self.note_person_at_the_question_box();
-                state.set(TurnState::Failed(error.to_string()));
-            }
+            Err(error) => state.set(TurnState::Failed(error.to_string())),
         }
     }
 

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fakeLlmAndSite, freshApp, waitForMemoryCount, waitForText, scratchDir } from './helpers.mjs';
+import { fakeLlmAndSite, freshApp, mergeFile, waitForMemoryCount, scratchDir } from './helpers.mjs';
 import { largeExport } from './large-export.mjs';
 
 // Enough that the background embedding (about 10 ms a lesson) is still going on
@@ -24,10 +24,7 @@ test('the background embedding starts no step while the person types a question 
   fs.writeFileSync(file, JSON.stringify(largeExport(LESSONS)));
   const { context, page } = await freshApp(env, 'background-yields');
   try {
-    await page.evaluate(() => { document.querySelector('#transfer').open = true; });
-    await page.setInputFiles('#import-file', file);
-    await page.click('#import-merge');
-    await waitForText(page, '#memory-notice', `Merged: ${LESSONS} records written`, 120_000);
+    await mergeFile(page, file, LESSONS);
     await waitForMemoryCount(page, LESSONS, 60_000);
     await embeddedGrowsPast(page, STEP);
 

@@ -314,6 +314,25 @@ export async function screenshot(page, name) {
   return file;
 }
 
+/**
+ * Waits until `n` current lessons have their embedding in (the memory badge's
+ * `data-embedded`); `polling` as Playwright takes it (a number of ms times a wait).
+ */
+export async function waitForEmbedded(page, n, { timeout = 30_000, polling = 'raf' } = {}) {
+  await page.waitForFunction((n) => document.querySelector('#memory-count')?.dataset.embedded === n, String(n), { timeout, polling });
+}
+
+/**
+ * Merges the export `file` of `records` records through the import panel, as a person
+ * does, and waits until the page reports them written.
+ */
+export async function mergeFile(page, file, records, timeout = 120_000) {
+  await page.evaluate(() => { document.querySelector('#transfer').open = true; });
+  await page.setInputFiles('#import-file', file);
+  await page.click('#import-merge');
+  await waitForText(page, '#memory-notice', `Merged: ${records} records written`, timeout);
+}
+
 /** Waits until #memory-count shows `n`; the failure shows the page state. */
 export async function waitForMemoryCount(page, n, timeout = 15_000) {
   try {

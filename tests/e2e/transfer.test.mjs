@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  ask, correct, fakeLlmAndSite, fakeRequests, firstPage, freshApp, freshProfileDir, launch, openApp, saveSettings, storedRows, waitForMemoryCount, waitForText, scratchDir,
+  ask, correct, fakeLlmAndSite, fakeRequests, firstPage, freshApp, freshProfileDir, launch, openApp, saveSettings, storedRows, waitForEmbedded, waitForMemoryCount, waitForText, scratchDir,
 } from './helpers.mjs';
 
 const CLARIFICATION = 'when I ask for like, I want a synonym.';
@@ -69,11 +69,6 @@ test('a memory exported from one profile applies after import into a fresh one',
     await second.close().catch(() => {});
   }
 });
-
-/** Waits until `n` current lessons have their embedding in (the memory badge's `data-embedded`). */
-async function waitForEmbedded(page, n, timeout = 30_000) {
-  await page.waitForFunction((n) => document.querySelector('#memory-count')?.dataset.embedded === n, String(n), { timeout });
-}
 
 test('a memory exported with its embeddings brings them into a browser that cannot compute them, bit for bit', { timeout: 120_000 }, async () => {
   const exported = path.join(scratchDir('export'), 'memory.json');
